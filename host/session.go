@@ -1,0 +1,122 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/zeebo/blake3"
+)
+
+// ErrOutputTooLarge is raised (as a panic inside a host function, or returned
+// by RunABIv1) when a guest produces more output than the session allows.
+const ErrOutputTooLarge = errorString("host: output exceeds max_output_bytes")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// ExitError is raised by proc_exit. Engines surface it from the call that was
+// running; package runtime turns code 0 into success and any other code into an
+// executor error.
+type ExitError struct{ Code uint32 }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("host: guest exited with code %d", e.Code) }
+
+// FixedEpochNanos is the instant every guest clock reports:
+// 2000-01-01T00:00:00Z. A fixed value keeps runs reproducible; it is a
+// recognizable, plainly artificial date so nobody mistakes it for real time.
+const FixedEpochNanos uint64 = 946684800 * 1_000_000_000
+
+// StderrLimit bounds the diagnostic buffer kept for a guest's stderr.
+const StderrLimit = 64 << 10
+
+// ProgramName is argv[0] for every WASI guest.
+const ProgramName = "executor"
+
+// Session is the per-execution state a guest's imports act on. A new Session
+// is made for every execution and never shared between guests.
+type Session struct {
+	stdin    []byte
+	stdinPos int
+
+	stdout    []byte
+	maxStdout int
+
+	stderr          []byte
+	stderrTruncated bool
+
+	random io.Reader
+}
+
+// NewSession returns the state for one execution.
+//
+// stdin is the canonical input; inputDigest (32 bytes, the BLAKE3 of stdin)
+// seeds random_get so that the same input always sees the same random bytes;
+// maxOutput bounds stdout.
+func NewSession(stdin []byte, inputDigest [32]byte, maxOutput int) *Session {
+	h := blake3.NewDeriveKey("wasmgate 2026 random_get v1")
+	_, _ = h.Write(inputDigest[:])
+	return &Session{
+		stdin:     stdin,
+		maxStdout: maxOutput,
+		random:    h.Digest(),
+	}
+}
+
+// ReadStdin copies up to len(p) unread bytes of stdin into p.
+func (s *Session) ReadStdin(p []byte) int {
+	n := copy(p, s.stdin[s.stdinPos:])
+	s.stdinPos += n
+	return n
+}
+
+// WriteStdout appends to stdout, failing with ErrOutputTooLarge once the
+// bound would be crossed.
+func (s *Session) WriteStdout(p []byte) error {
+	if len(s.stdout)+len(p) > s.maxStdout {
+		return ErrOutputTooLarge
+	}
+	s.stdout = append(s.stdout, p...)
+	return nil
+}
+
+// WriteStderr appends to the bounded diagnostic buffer; bytes past
+// StderrLimit are dropped, never an error for the guest.
+func (s *Session) WriteStderr(p []byte) {
+	room := StderrLimit - len(s.stderr)
+	if len(p) > room {
+		p = p[:room]
+		s.stderrTruncated = true
+	}
+	s.stderr = append(s.stderr, p...)
+}
+
+// Random fills p from the deterministic stream.
+func (s *Session) Random(p []byte) {
+	_, _ = io.ReadFull(s.random, p)
+}
+
+// Stdout is everything the guest wrote to fd 1.
+func (s *Session) Stdout() []byte { return s.stdout }
+
+// Stderr is the bounded diagnostic buffer and whether it was truncated.
+func (s *Session) Stderr() ([]byte, bool) { return s.stderr, s.stderrTruncated }
+
+type sessionKey struct{}
+
+// WithSession returns a context carrying s for the host functions.
+func WithSession(ctx context.Context, s *Session) context.Context {
+	return context.WithValue(ctx, sessionKey{}, s)
+}
+
+// SessionFrom returns the Session carried by ctx. Host functions are only ever
+// called inside an execution, so a missing session is a wiring bug.
+func SessionFrom(ctx context.Context) *Session {
+	s, _ := ctx.Value(sessionKey{}).(*Session)
+	if s == nil {
+		panic(errors.New("host: no session in context"))
+	}
+	return s
+}
