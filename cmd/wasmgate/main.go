@@ -1,0 +1,120 @@
+// Command wasmgate runs pure executors in WebAssembly under governance.
+//
+//	wasmgate run --wasm FILE [--input JSON | --input-file FILE | stdin] [flags]
+//	wasmgate run --config FILE --action NAME [--input JSON | ...]
+//	wasmgate inspect FILE
+//	wasmgate pack --manifest M.json IN.wasm -o OUT.wasm
+//	wasmgate audit verify FILE
+//
+// Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitSuccess  = 0
+	exitFailed   = 1
+	exitUsage    = 2
+	exitBlocked  = 3
+	exitInternal = 4
+)
+
+const usage = `wasmgate runs pure executors in WebAssembly under governance.
+
+Usage:
+  wasmgate run --wasm FILE [--input JSON | --input-file FILE] [flags]   run a module (input from stdin if no --input*)
+  wasmgate run --config FILE --action NAME [--input JSON | ...]         run an action through a registry
+  wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
+  wasmgate pack --manifest M.json IN.wasm -o OUT.wasm                   embed a manifest in a module
+  wasmgate audit verify FILE                                            check an audit log's hash chain
+
+Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error.
+Run 'wasmgate COMMAND -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// env is what a command may touch: its streams.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return e.runCmd(ctx, rest)
+	case "inspect":
+		return e.inspectCmd(rest)
+	case "pack":
+		return e.packCmd(rest)
+	case "audit":
+		return e.auditCmd(rest)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitSuccess
+	}
+	fmt.Fprintf(stderr, "wasmgate: unknown command %q\n\n%s", cmd, usage)
+	return exitUsage
+}
+
+// usageError marks a problem with how the command was called (exit 2).
+type usageError struct{ msg string }
+
+func (u *usageError) Error() string { return u.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// fail prints err and returns the exit code for it: 2 for usage errors, 4 for
+// everything else.
+func (e env) fail(name string, err error) int {
+	fmt.Fprintf(e.stderr, "wasmgate %s: %v\n", name, err)
+	var u *usageError
+	if errors.As(err, &u) || errors.Is(err, flag.ErrHelp) {
+		return exitUsage
+	}
+	return exitInternal
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments ("pack IN.wasm -o OUT.wasm"), returning the positionals.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("wasmgate "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+type runFlags struct {
+	wasm, config, action      string
+	input, inputFile, audit   string
+	engine, cacheDir, traceID string
+	limits                    runtime.Limits
+}
+
+func (e env) runCmd(ctx context.Context, args []string) int {
+	fs := newFlagSet("run", e.stderr)
+	var f runFlags
+	fs.StringVar(&f.wasm, "wasm", "", "Wasm module to run")
+	fs.StringVar(&f.config, "config", "", "registry configuration (JSON) mapping actions to executors")
+	fs.StringVar(&f.action, "action", "", "action name (default: the executor id with --wasm)")
+	fs.StringVar(&f.input, "input", "", "payload as JSON text")
+	fs.StringVar(&f.inputFile, "input-file", "", "read the payload from this file")
+	fs.StringVar(&f.audit, "audit", "", "append the audit record to this JSON Lines file")
+	fs.StringVar(&f.engine, "engine", string(runtime.EngineWazero), "Wasm engine: wazero or wazero-interp")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "keep compiled code in this directory across runs")
+	fs.StringVar(&f.traceID, "trace-id", "", "trace id (UUID) of the request (default: random)")
+	fs.Int64Var(&f.limits.TimeoutMs, "timeout-ms", 0, "wall-clock limit in milliseconds (default: manifest, else 1000)")
+	fs.Var(uint32Flag{&f.limits.MemoryPages}, "memory-pages", "memory limit in 64 KiB pages (default: manifest, else 256)")
+	fs.Int64Var(&f.limits.MaxPayloadBytes, "max-payload-bytes", 0, "limit on canonical input and output bytes (default: manifest, else 65536)")
+	fs.IntVar(&f.limits.MaxDepth, "max-depth", 0, "JSON nesting limit (default: manifest, else 16)")
+	fs.IntVar(&f.limits.MaxListItems, "max-list-items", 0, "longest-list limit (default: manifest, else 1000)")
+	fs.Int64Var(&f.limits.MaxOutputBytes, "max-output-bytes", 0, "output size limit (default: manifest, else 65536)")
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return e.fail("run", &usageError{err.Error()})
+	}
+	res, err := e.execute(ctx, f)
+	if err != nil {
+		return e.fail("run", err)
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		return e.fail("run", err)
+	}
+	switch res.Status {
+	case pipeline.StatusSuccess:
+		return exitSuccess
+	case pipeline.StatusFailed:
+		return exitFailed
+	}
+	return exitBlocked
+}
+
+func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, error) {
+	var none pipeline.ActionResult
+	switch {
+	case f.wasm == "" && f.config == "":
+		return none, usagef("one of --wasm FILE or --config FILE is required")
+	case f.wasm != "" && f.config != "":
+		return none, usagef("--wasm and --config are exclusive")
+	case f.config != "" && f.action == "":
+		return none, usagef("--config needs --action NAME")
+	case f.input != "" && f.inputFile != "":
+		return none, usagef("--input and --input-file are exclusive")
+	}
+	if err := f.limits.Validate(); err != nil {
+		return none, usagef("%v", err)
+	}
+	engineName, err := runtime.ParseEngineName(f.engine)
+	if err != nil {
+		return none, usagef("--engine: %v", err)
+	}
+	payload, err := e.readPayload(f)
+	if err != nil {
+		return none, err
+	}
+
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName).WithCompilationCacheDir(f.cacheDir))
+	if err != nil {
+		return none, err
+	}
+	defer engine.Close(ctx)
+
+	var reg *pipeline.Registry
+	if f.wasm != "" {
+		reg, err = pipeline.RegistryForModule(ctx, engine, f.wasm, f.action, f.limits)
+		if errors.Is(err, os.ErrNotExist) {
+			return none, usagef("--wasm: %v", err)
+		}
+	} else {
+		reg, err = pipeline.LoadRegistry(ctx, f.config, engine)
+		if err == nil {
+			for _, p := range reg.Problems() {
+				fmt.Fprintf(e.stderr, "wasmgate run: warning: %s\n", p)
+			}
+		}
+	}
+	if err != nil {
+		return none, err
+	}
+	action := f.action
+	if action == "" {
+		action = reg.Actions()[0]
+	}
+
+	var sink audit.Sink
+	if f.audit != "" {
+		fsink, err := audit.OpenFile(f.audit)
+		if err != nil {
+			return none, err
+		}
+		sink = fsink
+	} else {
+		sink = audit.NewMemorySink()
+	}
+	defer sink.Close()
+
+	res, err := pipeline.New(reg, sink).Execute(ctx, pipeline.ActionRequest{
+		Action: action, Payload: payload, TraceID: f.traceID,
+	})
+	if errors.Is(err, pipeline.ErrInvalidRequest) {
+		return none, usagef("%v", err)
+	}
+	if err != nil && res.Status == "" {
+		return none, err
+	}
+	return res, nil
+}
+
+func (e env) readPayload(f runFlags) ([]byte, error) {
+	switch {
+	case f.input != "":
+		return []byte(f.input), nil
+	case f.inputFile != "":
+		b, err := os.ReadFile(f.inputFile)
+		if err != nil {
+			return nil, usagef("--input-file: %v", err)
+		}
+		return b, nil
+	}
+	b, err := io.ReadAll(e.stdin)
+	if err != nil {
+		return nil, fmt.Errorf("reading the payload from stdin: %w", err)
+	}
+	return b, nil
+}
+
+// uint32Flag is a flag.Value for an unsigned 32-bit count.
+type uint32Flag struct{ p *uint32 }
+
+func (u uint32Flag) String() string {
+	if u.p == nil {
+		return "0"
+	}
+	return fmt.Sprint(*u.p)
+}
+
+func (u uint32Flag) Set(s string) error {
+	var v uint64
+	if _, err := fmt.Sscan(s, &v); err != nil || v > 1<<32-1 || fmt.Sprint(v) != s {
+		return fmt.Errorf("%q is not a page count", s)
+	}
+	*u.p = uint32(v)
+	return nil
+}

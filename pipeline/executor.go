@@ -1,0 +1,96 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// Executor runs one kind of action. Wasm modules and (later) JS tools both
+// implement it; the pipeline treats them alike.
+//
+// Implementations must be safe for concurrent use: Execute is called from
+// many goroutines at once, and each call must run in isolation.
+type Executor interface {
+	// Manifest is the executor's identity, capabilities and limits.
+	Manifest() runtime.Manifest
+	// ModuleDigest is the BLAKE3 digest identifying the executor's code,
+	// recorded in every audit record.
+	ModuleDigest() string
+	// Execute runs once on canonical input. Everything the executor can
+	// cause is reported in the Outcome; an error means no verdict could be
+	// reached (the caller cancelled, or the engine failed).
+	Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error)
+}
+
+// WasmExecutor is an Executor backed by an admitted Wasm module.
+type WasmExecutor struct {
+	module      runtime.Module
+	manifest    runtime.Manifest
+	hasManifest bool
+}
+
+// LoadWasm admits and compiles a Wasm executor on engine. The executor's
+// manifest comes from the module's wasmgate.manifest section; a module
+// without one gets the manifest fallback (see ManifestFromFile).
+//
+// # Errors
+//
+// An error matching runtime.ErrNotAdmitted when admission refuses the module.
+func LoadWasm(ctx context.Context, engine runtime.Engine, wasm []byte, fallback runtime.Manifest) (*WasmExecutor, error) {
+	mod, err := engine.Load(ctx, wasm)
+	if err != nil {
+		return nil, err
+	}
+	e := &WasmExecutor{module: mod, manifest: fallback}
+	if m := mod.Info().Manifest; m != nil {
+		e.manifest, e.hasManifest = *m, true
+	}
+	return e, nil
+}
+
+// Manifest implements Executor.
+func (e *WasmExecutor) Manifest() runtime.Manifest { return e.manifest }
+
+// HasManifest reports whether the module carries its own manifest.
+func (e *WasmExecutor) HasManifest() bool { return e.hasManifest }
+
+// ModuleDigest implements Executor.
+func (e *WasmExecutor) ModuleDigest() string { return e.module.Info().Digest }
+
+// Info describes the module as admission saw it.
+func (e *WasmExecutor) Info() runtime.ModuleInfo { return e.module.Info() }
+
+// Execute implements Executor.
+func (e *WasmExecutor) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+	return e.module.Run(ctx, in)
+}
+
+var nonIDChars = regexp.MustCompile(`[^a-z0-9_]+`)
+
+// ManifestFromFile is the manifest of a module that carries none: an id
+// derived from the file name, version 0.0.0, no capabilities, and the given
+// limits.
+func ManifestFromFile(path string, limits runtime.Limits) runtime.Manifest {
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	id := strings.Trim(nonIDChars.ReplaceAllString(strings.ToLower(base), "_"), "_")
+	switch {
+	case id == "":
+		id = "executor"
+	case id[0] < 'a' || id[0] > 'z':
+		id = "x_" + id
+	}
+	return runtime.Manifest{ExecutorID: id, Version: "0.0.0", Limits: limits}
+}
+
+// describe names an executor in messages.
+func describe(m runtime.Manifest) string {
+	if m.Version == "" {
+		return fmt.Sprintf("executor %q", m.ExecutorID)
+	}
+	return fmt.Sprintf("executor %q %s", m.ExecutorID, m.Version)
+}

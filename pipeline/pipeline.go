@@ -1,0 +1,249 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// ErrInvalidRequest is matched by errors about the request envelope itself
+// (a malformed trace_id or ts_utc), which cannot even be audited faithfully.
+const ErrInvalidRequest = errorString("pipeline: invalid request")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// Pipeline executes actions under governance. It is safe for concurrent use.
+type Pipeline struct {
+	registry *Registry
+	sink     audit.Sink
+	now      func() time.Time
+}
+
+// New returns a pipeline that resolves actions through registry and appends
+// one record per action to sink. Every action is audited: there is no
+// pipeline without a sink (use audit.NewMemorySink to keep records in memory).
+func New(registry *Registry, sink audit.Sink) *Pipeline {
+	return &Pipeline{registry: registry, sink: sink, now: time.Now}
+}
+
+// Registry is the registry the pipeline resolves actions through.
+func (p *Pipeline) Registry() *Registry { return p.registry }
+
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// Execute runs one action and returns its verdict. The audit record is
+// durable before Execute returns; if it cannot be written, the result is
+// BLOCKED with AUDIT_LOG_FAILED and carries no output.
+//
+// # Errors
+//
+// ErrInvalidRequest for a malformed trace_id or ts_utc. An error wrapping
+// ctx.Err() when the caller cancelled the execution; such an action is
+// still audited (BLOCKED, EXECUTOR_TIMEOUT) and the returned result says so.
+func (p *Pipeline) Execute(ctx context.Context, req ActionRequest) (ActionResult, error) {
+	start := p.now()
+	res := ActionResult{Action: req.Action, TraceID: req.TraceID, TsUTC: req.TsUTC, ReasonCodes: []ReasonCode{}}
+	if res.TraceID == "" {
+		res.TraceID = newUUID()
+	} else if !uuidPattern.MatchString(res.TraceID) {
+		return ActionResult{}, fmt.Errorf("%w: trace_id %q is not a UUID", ErrInvalidRequest, req.TraceID)
+	}
+	if res.TsUTC == "" {
+		res.TsUTC = start.UTC().Format(time.RFC3339Nano)
+	} else if err := checkTimestamp(res.TsUTC); err != nil {
+		return ActionResult{}, err
+	}
+
+	var moduleDigest string
+	runErr := p.govern(ctx, req, &res, &moduleDigest)
+	res.DurationMs = p.now().Sub(start).Milliseconds()
+
+	if _, err := p.sink.Append(context.WithoutCancel(ctx), auditRecord(res, moduleDigest)); err != nil {
+		res.Status = StatusBlocked
+		res.ReasonCodes = append(res.ReasonCodes, AuditLogFailed)
+		res.Output, res.OutputDigest = nil, nil
+		res.Message = fmt.Sprintf("audit record could not be written: %v", err)
+		return res, runErr
+	}
+	return res, runErr
+}
+
+// govern fills res with the verdict. It returns an error only when the caller
+// cancelled the execution.
+func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionResult, moduleDigest *string) error {
+	input, canonErr := audit.Canonicalize(req.Payload)
+	tooDeep := errors.Is(canonErr, audit.ErrTooDeep)
+	if canonErr != nil && !tooDeep {
+		block(res, StatusBlocked, fmt.Sprintf("payload is not canonicalizable JSON: %v", canonErr), NonJSONPayload)
+		return nil
+	}
+	var inputDigest [32]byte
+	if !tooDeep {
+		inputDigest = audit.DigestBytes(input.Bytes)
+		res.InputDigest = hex.EncodeToString(inputDigest[:])
+	}
+
+	exec, limits, ref := p.registry.resolve(req.Action)
+	if ref != nil {
+		if ref.exec != nil {
+			identify(res, ref.exec, moduleDigest)
+		}
+		block(res, StatusBlocked, ref.msg, ref.code)
+		return nil
+	}
+	identify(res, exec, moduleDigest)
+
+	if tooDeep {
+		block(res, StatusBlocked, fmt.Sprintf("payload nests deeper than %d levels", audit.MaxNesting), LimitExceeded, DepthExceeded)
+		return nil
+	}
+	if codes, msg := checkShape("payload", input, limits, false); len(codes) > 0 {
+		block(res, StatusBlocked, msg, codes...)
+		return nil
+	}
+
+	out, err := exec.Execute(ctx, runtime.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits})
+	if err != nil {
+		block(res, StatusBlocked, err.Error(), ExecutorTimeout)
+		return err
+	}
+	res.FuelUsed = out.FuelUsed
+	if len(out.Stderr) > 0 {
+		res.Log = string(out.Stderr)
+	}
+	switch out.Kind {
+	case runtime.Completed:
+		return p.deliver(res, out.Output, limits)
+	case runtime.Failed:
+		block(res, StatusFailed, out.Message, ExecutorException)
+	case runtime.FuelExhausted:
+		block(res, StatusBlocked, out.Message, LimitExceeded, FuelExhausted)
+	case runtime.StackExhausted:
+		block(res, StatusBlocked, out.Message, LimitExceeded, StackExhausted)
+	case runtime.MemoryExhausted:
+		block(res, StatusBlocked, out.Message, LimitExceeded, MemoryExhausted)
+	case runtime.OutputTooLarge:
+		block(res, StatusBlocked, out.Message, LimitExceeded, OutputTooLarge)
+	case runtime.Timeout:
+		block(res, StatusBlocked, out.Message, ExecutorTimeout)
+	default:
+		return fmt.Errorf("pipeline: unknown outcome %v", out.Kind)
+	}
+	return nil
+}
+
+// deliver checks the output and, when it passes, attaches it to res.
+func (p *Pipeline) deliver(res *ActionResult, output []byte, limits runtime.Limits) error {
+	res.Status = StatusSuccess
+	if len(output) == 0 {
+		return nil // no output (None): SUCCESS with a null output digest
+	}
+	canon, err := audit.Canonicalize(output)
+	if errors.Is(err, audit.ErrTooDeep) {
+		block(res, StatusBlocked, fmt.Sprintf("output nests deeper than %d levels", audit.MaxNesting), LimitExceeded, DepthExceeded)
+		return nil
+	}
+	if err != nil {
+		block(res, StatusFailed, fmt.Sprintf("output is not JSON: %v", err), ExecutorException, OutputNotJSON)
+		return nil
+	}
+	if codes, msg := checkShape("output", canon, limits, true); len(codes) > 0 {
+		block(res, StatusBlocked, msg, codes...)
+		return nil
+	}
+	d := audit.Digest(canon.Bytes)
+	res.Output, res.OutputDigest = canon.Bytes, &d
+	return nil
+}
+
+// checkShape applies the JSON limits to a canonical value. It reports every
+// limit crossed, in reason-code order, after LIMIT_EXCEEDED.
+func checkShape(what string, c audit.Canonical, l runtime.Limits, isOutput bool) ([]ReasonCode, string) {
+	var codes []ReasonCode
+	var msg string
+	note := func(code ReasonCode, format string, args ...any) {
+		if codes == nil {
+			codes = []ReasonCode{LimitExceeded}
+			msg = fmt.Sprintf(format, args...)
+		}
+		codes = append(codes, code)
+	}
+	if int64(len(c.Bytes)) > l.MaxPayloadBytes {
+		note(PayloadTooLarge, "%s is %d canonical bytes; max_payload_bytes is %d", what, len(c.Bytes), l.MaxPayloadBytes)
+	}
+	if c.Depth > l.MaxDepth {
+		note(DepthExceeded, "%s nests %d levels; max_depth is %d", what, c.Depth, l.MaxDepth)
+	}
+	if c.LongestList > l.MaxListItems {
+		note(ListTooLong, "%s has a list of %d items; max_list_items is %d", what, c.LongestList, l.MaxListItems)
+	}
+	if isOutput && int64(len(c.Bytes)) > l.MaxOutputBytes {
+		note(OutputTooLarge, "%s is %d canonical bytes; max_output_bytes is %d", what, len(c.Bytes), l.MaxOutputBytes)
+	}
+	return codes, msg
+}
+
+func block(res *ActionResult, status Status, msg string, codes ...ReasonCode) {
+	res.Status = status
+	res.ReasonCodes = append(res.ReasonCodes[:0], codes...)
+	res.Message = msg
+	res.Output, res.OutputDigest = nil, nil
+}
+
+func identify(res *ActionResult, e Executor, moduleDigest *string) {
+	m := e.Manifest()
+	res.ExecutorID, res.ExecutorVersion = m.ExecutorID, m.Version
+	*moduleDigest = e.ModuleDigest()
+}
+
+func auditRecord(res ActionResult, moduleDigest string) audit.Record {
+	codes := make([]string, len(res.ReasonCodes))
+	for i, c := range res.ReasonCodes {
+		codes[i] = string(c)
+	}
+	return audit.Record{
+		EventType:       "action_audit",
+		Action:          res.Action,
+		ExecutorID:      res.ExecutorID,
+		ExecutorVersion: res.ExecutorVersion,
+		ModuleDigest:    moduleDigest,
+		Status:          string(res.Status),
+		ReasonCodes:     codes,
+		TraceID:         res.TraceID,
+		TsUTC:           res.TsUTC,
+		DurationMs:      res.DurationMs,
+		FuelUsed:        res.FuelUsed,
+		InputDigest:     res.InputDigest,
+		OutputDigest:    res.OutputDigest,
+		DigestAlg:       audit.DigestAlg,
+	}
+}
+
+func checkTimestamp(ts string) error {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return fmt.Errorf("%w: ts_utc %q is not an RFC 3339 timestamp", ErrInvalidRequest, ts)
+	}
+	if _, off := t.Zone(); off != 0 {
+		return fmt.Errorf("%w: ts_utc %q is not in UTC", ErrInvalidRequest, ts)
+	}
+	return nil
+}
+
+// newUUID returns a random (version 4) UUID for requests that bring none.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,308 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// Route says which executor serves an action and what the action requires of
+// it.
+type Route struct {
+	// Executor is the id of the executor that serves the action.
+	Executor string `json:"executor"`
+	// Version is the range of executor versions the action accepts, e.g.
+	// "^1.2.0" or ">=1.0.0 <2.0.0" or "*". Empty means the route is
+	// incomplete: requests are BLOCKED with ACTION_VERSION_MISSING.
+	Version string `json:"version"`
+	// Capabilities, when set, is exactly what the action grants: the
+	// executor must declare every one of them (else
+	// EXECUTOR_CAPABILITY_MISSING) and nothing else (else
+	// EXECUTOR_CAPABILITY_MISMATCH). Nil means no capability check.
+	Capabilities []string `json:"capabilities,omitempty"`
+	// Limits override the executor manifest's limits field by field.
+	Limits runtime.Limits `json:"limits,omitempty"`
+}
+
+// Registry maps actions to executors. Build it completely (Add*, or
+// LoadRegistry) before the first Execute; afterwards it is read-only and safe
+// for concurrent use.
+type Registry struct {
+	executors map[string]executorSlot
+	actions   map[string]Route
+}
+
+type executorSlot struct {
+	exec Executor
+	// broken is why the executor cannot be used: it failed admission, or
+	// its manifest does not match its registration.
+	broken error
+	// missing is set when the executor's code could not be found.
+	missing error
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{executors: map[string]executorSlot{}, actions: map[string]Route{}}
+}
+
+// AddExecutor registers e under id.
+func (r *Registry) AddExecutor(id string, e Executor) error {
+	return r.addSlot(id, executorSlot{exec: e})
+}
+
+func (r *Registry) addSlot(id string, s executorSlot) error {
+	if _, dup := r.executors[id]; dup {
+		return fmt.Errorf("executor %q is registered twice", id)
+	}
+	r.executors[id] = s
+	return nil
+}
+
+// AddAction routes action to an executor.
+func (r *Registry) AddAction(action string, route Route) error {
+	if err := validActionName(action); err != nil {
+		return err
+	}
+	if _, dup := r.actions[action]; dup {
+		return fmt.Errorf("action %q is registered twice", action)
+	}
+	r.actions[action] = route
+	return nil
+}
+
+// Actions lists the registered action names, sorted.
+func (r *Registry) Actions() []string {
+	names := make([]string, 0, len(r.actions))
+	for a := range r.actions {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func validActionName(a string) error {
+	if a == "" || len(a) > 128 {
+		return fmt.Errorf("action name %q must be 1 to 128 characters", a)
+	}
+	for _, c := range a {
+		if c <= ' ' || c > '~' {
+			return fmt.Errorf("action name %q may only hold printable ASCII without spaces", a)
+		}
+	}
+	return nil
+}
+
+// refusal is a request blocked before execution.
+type refusal struct {
+	code ReasonCode
+	msg  string
+	// exec is the executor when it is known, for the result's identity.
+	exec Executor
+}
+
+// resolve finds the executor for an action and checks the route's
+// requirements, in the reason-code order of DESIGN.md.
+func (r *Registry) resolve(action string) (Executor, runtime.Limits, *refusal) {
+	route, ok := r.actions[action]
+	if !ok {
+		return nil, runtime.Limits{}, &refusal{code: ActionUnknown, msg: fmt.Sprintf("action %q is not registered", action)}
+	}
+	if strings.TrimSpace(route.Version) == "" {
+		return nil, runtime.Limits{}, &refusal{code: ActionVersionMissing, msg: fmt.Sprintf("action %q does not say which executor versions it accepts", action)}
+	}
+	want, err := parseRange(route.Version)
+	if err != nil {
+		return nil, runtime.Limits{}, &refusal{code: ActionVersionInvalid, msg: fmt.Sprintf("action %q: %v", action, err)}
+	}
+	slot, ok := r.executors[route.Executor]
+	switch {
+	case !ok:
+		return nil, runtime.Limits{}, &refusal{code: ExecutorNotFound, msg: fmt.Sprintf("action %q routes to executor %q, which is not registered", action, route.Executor)}
+	case slot.missing != nil:
+		return nil, runtime.Limits{}, &refusal{code: ExecutorNotFound, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.missing)}
+	case slot.broken != nil:
+		return nil, runtime.Limits{}, &refusal{code: ExecutorInvalid, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
+	}
+	m := slot.exec.Manifest()
+	if m.Version == "" {
+		return nil, runtime.Limits{}, &refusal{code: ExecutorVersionMissing, exec: slot.exec, msg: fmt.Sprintf("executor %q declares no version", m.ExecutorID)}
+	}
+	have, err := parseVersion(m.Version)
+	if err != nil || !want.matches(have) {
+		return nil, runtime.Limits{}, &refusal{code: ExecutorVersionIncompatible, exec: slot.exec, msg: fmt.Sprintf("action %q accepts versions %q; %s does not match", action, route.Version, describe(m))}
+	}
+	if route.Capabilities != nil {
+		granted := make([]string, len(route.Capabilities))
+		for i, c := range route.Capabilities {
+			granted[i] = strings.ToUpper(c)
+		}
+		for _, c := range granted {
+			if !m.HasCapability(c) {
+				return nil, runtime.Limits{}, &refusal{code: ExecutorCapabilityMissing, exec: slot.exec, msg: fmt.Sprintf("action %q requires capability %s; %s does not declare it", action, c, describe(m))}
+			}
+		}
+		for _, c := range m.Capabilities {
+			if !slices.Contains(granted, c) {
+				return nil, runtime.Limits{}, &refusal{code: ExecutorCapabilityMismatch, exec: slot.exec, msg: fmt.Sprintf("%s declares capability %s, which action %q does not grant", describe(m), c, action)}
+			}
+		}
+	}
+	limits := route.Limits.WithDefaults(m.Limits).WithDefaults(runtime.DefaultLimits)
+	return slot.exec, limits, nil
+}
+
+// Problems lists, for every action, why requests to it would be blocked
+// before running: a registry is loaded even when some routes are broken (each
+// broken route blocks only its own requests, with its own reason code), and
+// this is how a caller learns about them up front.
+func (r *Registry) Problems() []string {
+	var out []string
+	for _, a := range r.Actions() {
+		if _, _, ref := r.resolve(a); ref != nil {
+			out = append(out, fmt.Sprintf("%s: %s (%s)", a, ref.code, ref.msg))
+		}
+	}
+	return out
+}
+
+// registryFile is the on-disk registry configuration.
+type registryFile struct {
+	Executors map[string]executorFile `json:"executors"`
+	Actions   map[string]Route        `json:"actions"`
+}
+
+type executorFile struct {
+	// Wasm is the module's path, relative to the configuration file.
+	Wasm string `json:"wasm"`
+}
+
+// LoadRegistry reads a registry configuration file and loads every executor
+// it names on engine. Paths are relative to the file's directory.
+//
+// Errors in the file itself (unreadable, not JSON, unknown fields, an
+// executor without a module path) fail the load. A route or executor that is
+// merely unusable (missing module, refused module, bad version range) is
+// kept, and blocks its own requests with the matching reason code; see
+// Problems.
+func LoadRegistry(ctx context.Context, path string, engine runtime.Engine) (*Registry, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	var cfg registryFile
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("registry %s: %w", path, err)
+	}
+	if len(cfg.Actions) == 0 {
+		return nil, fmt.Errorf("registry %s: no actions", path)
+	}
+	dir := filepath.Dir(path)
+	r := NewRegistry()
+	for _, id := range sortedKeys(cfg.Executors) {
+		ef := cfg.Executors[id]
+		if ef.Wasm == "" {
+			return nil, fmt.Errorf("registry %s: executor %q has no \"wasm\" path", path, id)
+		}
+		modPath := ef.Wasm
+		if !filepath.IsAbs(modPath) {
+			modPath = filepath.Join(dir, modPath)
+		}
+		slot, err := loadSlot(ctx, engine, id, modPath)
+		if err != nil {
+			return nil, err
+		}
+		_ = r.addSlot(id, slot)
+	}
+	for _, a := range sortedKeys(cfg.Actions) {
+		if err := r.AddAction(a, cfg.Actions[a]); err != nil {
+			return nil, fmt.Errorf("registry %s: %w", path, err)
+		}
+	}
+	return r, nil
+}
+
+func loadSlot(ctx context.Context, engine runtime.Engine, id, path string) (executorSlot, error) {
+	wasm, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return executorSlot{missing: fmt.Errorf("module %s does not exist", path)}, nil
+	}
+	if err != nil {
+		return executorSlot{}, fmt.Errorf("executor %q: %w", id, err)
+	}
+	// A module without a manifest has no version: its requests are blocked
+	// with EXECUTOR_VERSION_MISSING rather than guessing one.
+	e, err := LoadWasm(ctx, engine, wasm, runtime.Manifest{ExecutorID: id})
+	if errors.Is(err, runtime.ErrNotAdmitted) {
+		return executorSlot{broken: err}, nil
+	}
+	if err != nil {
+		return executorSlot{}, fmt.Errorf("executor %q: %w", id, err)
+	}
+	if got := e.Manifest().ExecutorID; got != id {
+		return executorSlot{broken: fmt.Errorf("module %s declares executor_id %q, but is registered as %q", path, got, id)}, nil
+	}
+	return executorSlot{exec: e}, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// RegistryForModule is the registry of a single module file run directly
+// (`wasmgate run --wasm`): one action, named action or, when empty, after the
+// executor, routed to the module with any version accepted and no capability
+// check. A module without a manifest gets ManifestFromFile. limits override
+// the manifest's field by field.
+//
+// A module that admission refuses is still registered, so that running it
+// yields a BLOCKED result with EXECUTOR_INVALID rather than no result.
+//
+// # Errors
+//
+// When the file cannot be read.
+func RegistryForModule(ctx context.Context, engine runtime.Engine, path, action string, limits runtime.Limits) (*Registry, error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	fallback := ManifestFromFile(path, runtime.Limits{})
+	slot := executorSlot{}
+	id := fallback.ExecutorID
+	e, err := LoadWasm(ctx, engine, wasm, fallback)
+	switch {
+	case errors.Is(err, runtime.ErrNotAdmitted):
+		slot.broken = err
+	case err != nil:
+		return nil, err
+	default:
+		slot.exec = e
+		id = e.Manifest().ExecutorID
+	}
+	if action == "" {
+		action = id
+	}
+	r := NewRegistry()
+	_ = r.addSlot(id, slot)
+	if err := r.AddAction(action, Route{Executor: id, Version: "*", Limits: limits}); err != nil {
+		return nil, err
+	}
+	return r, nil
+}

@@ -1,0 +1,304 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/runtime/internal/wasmbin"
+)
+
+// ErrNotAdmitted is matched (errors.Is) by every admission refusal.
+const ErrNotAdmitted = errorString("runtime: module not admitted")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// AdmissionError says why a module was refused before anything ran.
+type AdmissionError struct {
+	Problem string
+	Err     error // underlying cause, if any
+}
+
+func (e *AdmissionError) Error() string {
+	if e.Err != nil {
+		return "module not admitted: " + e.Problem + ": " + e.Err.Error()
+	}
+	return "module not admitted: " + e.Problem
+}
+
+func (e *AdmissionError) Unwrap() error { return e.Err }
+
+func (e *AdmissionError) Is(target error) bool { return target == ErrNotAdmitted }
+
+func refuse(format string, args ...any) error {
+	return &AdmissionError{Problem: fmt.Sprintf(format, args...)}
+}
+
+// Profile is what a module may import.
+type Profile string
+
+const (
+	// ProfileStrict: no imports at all.
+	ProfileStrict Profile = "strict"
+	// ProfileWASI: wasi_snapshot_preview1 functions only, served by the
+	// virtual WASI.
+	ProfileWASI Profile = "wasi"
+)
+
+// Convention is how the host calls a module, decided by its exports.
+type Convention string
+
+const (
+	// ConventionABIv1: wg_alloc / wg_execute / wg_output_ptr / wg_output_len.
+	ConventionABIv1 Convention = "abi-v1"
+	// ConventionCommand: a WASI command run through _start, stdin in,
+	// stdout out.
+	ConventionCommand Convention = "wasi-command"
+)
+
+// Import is one import of a module, for inspection.
+type Import struct {
+	Module string `json:"module"`
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+}
+
+// Export is one export of a module, for inspection.
+type Export struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// ModuleInfo is what admission learned about a module.
+type ModuleInfo struct {
+	Digest     string     `json:"module_digest"`
+	Size       int        `json:"size_bytes"`
+	Profile    Profile    `json:"profile"`
+	Convention Convention `json:"convention"`
+	Imports    []Import   `json:"imports"`
+	Exports    []Export   `json:"exports"`
+	// Manifest is nil when the module carries none.
+	Manifest *Manifest `json:"manifest"`
+	// MemoryMinPages is the initial size of the module's memory.
+	MemoryMinPages uint32 `json:"memory_min_pages"`
+	// Reactor reports an exported _initialize, called before ABI v1.
+	Reactor bool `json:"reactor"`
+}
+
+// abiV1 lists the ABI v1 function exports and their signatures.
+var abiV1 = []struct {
+	name            string
+	params, results string
+}{
+	{"wg_alloc", "i32", "i32"},
+	{"wg_execute", "i32 i32", "i32"},
+	{"wg_output_ptr", "", "i32"},
+	{"wg_output_len", "", "i32"},
+}
+
+// Inspect decides whether a module may run and how. It is the single place
+// admission rules live; every engine runs it before compiling.
+func Inspect(wasm []byte) (ModuleInfo, error) {
+	m, err := wasmbin.Decode(wasm)
+	if err != nil {
+		return ModuleInfo{}, &AdmissionError{Problem: "cannot parse module", Err: err}
+	}
+	info := ModuleInfo{Digest: digestHex(wasm), Size: len(wasm)}
+
+	info.Profile, err = admitImports(m, &info)
+	if err != nil {
+		return info, err
+	}
+	for _, e := range m.Exports {
+		info.Exports = append(info.Exports, Export{Name: e.Name, Kind: wasmbin.KindName(e.Kind)})
+	}
+	if err := admitMemory(m, &info); err != nil {
+		return info, err
+	}
+	if info.Convention, err = admitExports(m); err != nil {
+		return info, err
+	}
+	if e, ok := m.Export("_initialize"); ok && e.Kind == wasmbin.KindFunc {
+		info.Reactor = true
+	}
+
+	sections := m.CustomSections(ManifestSection)
+	switch len(sections) {
+	case 0:
+	case 1:
+		man, err := ParseManifest(sections[0].Payload)
+		if err != nil {
+			return info, &AdmissionError{Problem: "invalid " + ManifestSection + " section", Err: err}
+		}
+		info.Manifest = &man
+	default:
+		return info, refuse("%d %s sections; a module carries at most one", len(sections), ManifestSection)
+	}
+	return info, nil
+}
+
+func admitImports(m *wasmbin.Module, info *ModuleInfo) (Profile, error) {
+	wasi := wasiSignatures()
+	for _, im := range m.Imports {
+		info.Imports = append(info.Imports, Import{Module: im.Module, Name: im.Name, Kind: wasmbin.KindName(im.Kind)})
+	}
+	if len(m.Imports) == 0 {
+		return ProfileStrict, nil
+	}
+	for _, im := range m.Imports {
+		where := im.Module + "." + im.Name
+		if im.Module != host.WASIModule {
+			return "", refuse("import %s (%s) is outside %s; only the virtual WASI may be imported",
+				where, wasmbin.KindName(im.Kind), host.WASIModule)
+		}
+		if im.Kind != wasmbin.KindFunc {
+			return "", refuse("import %s is a %s; only functions may be imported from %s",
+				where, wasmbin.KindName(im.Kind), host.WASIModule)
+		}
+		want, ok := wasi[im.Name]
+		if !ok {
+			return "", refuse("import %s is not a %s function", where, host.WASIModule)
+		}
+		if int(im.TypeIndex) >= len(m.Types) {
+			return "", refuse("import %s refers to type %d, which does not exist", where, im.TypeIndex)
+		}
+		if got := signature(m.Types[im.TypeIndex]); got != want {
+			return "", refuse("import %s has signature %s; %s defines %s", where, got, host.WASIModule, want)
+		}
+	}
+	return ProfileWASI, nil
+}
+
+func admitMemory(m *wasmbin.Module, info *ModuleInfo) error {
+	mems := m.Memories
+	for _, im := range m.Imports {
+		if im.Kind == wasmbin.KindMemory {
+			mems = append(mems, im.Limits)
+		}
+	}
+	for _, l := range mems {
+		if l.Shared {
+			return refuse("shared memory (threads) is not allowed: it makes execution order nondeterministic")
+		}
+		if l.Is64 {
+			return refuse("64-bit memory is not supported")
+		}
+	}
+	if len(mems) > 1 {
+		return refuse("%d memories; at most one is supported", len(mems))
+	}
+	if len(mems) == 1 {
+		if mems[0].Min > MaxMemoryPages {
+			return refuse("memory minimum of %d pages exceeds the 4 GiB of a 32-bit memory", mems[0].Min)
+		}
+		info.MemoryMinPages = uint32(mems[0].Min)
+	}
+	return nil
+}
+
+func admitExports(m *wasmbin.Module) (Convention, error) {
+	if _, ok := m.Export("wg_execute"); ok {
+		var missing []string
+		for _, f := range abiV1 {
+			e, ok := m.Export(f.name)
+			if !ok || e.Kind != wasmbin.KindFunc {
+				missing = append(missing, f.name)
+				continue
+			}
+			ft, ok := m.FuncTypeOf(e.Index)
+			if !ok {
+				return "", refuse("export %s refers to function %d, which does not exist", f.name, e.Index)
+			}
+			want := "(" + f.params + ") -> (" + f.results + ")"
+			if got := signature(ft); got != want {
+				return "", refuse("export %s has signature %s; ABI v1 requires %s", f.name, got, want)
+			}
+		}
+		if e, ok := m.Export("memory"); !ok || e.Kind != wasmbin.KindMemory {
+			missing = append(missing, "memory")
+		}
+		if len(missing) > 0 {
+			return "", refuse("missing ABI v1 exports: %s", strings.Join(missing, ", "))
+		}
+		return ConventionABIv1, nil
+	}
+	if e, ok := m.Export("_start"); ok && e.Kind == wasmbin.KindFunc {
+		ft, _ := m.FuncTypeOf(e.Index)
+		if got := signature(ft); got != "() -> ()" {
+			return "", refuse("export _start has signature %s; a WASI command's _start is () -> ()", got)
+		}
+		return ConventionCommand, nil
+	}
+	return "", refuse("missing ABI exports: the module exports neither wg_execute (ABI v1) nor _start (WASI command)")
+}
+
+func valTypeName(t byte) string {
+	switch t {
+	case 0x7f:
+		return "i32"
+	case 0x7e:
+		return "i64"
+	case 0x7d:
+		return "f32"
+	case 0x7c:
+		return "f64"
+	case 0x7b:
+		return "v128"
+	case 0x70:
+		return "funcref"
+	case 0x6f:
+		return "externref"
+	}
+	return fmt.Sprintf("0x%02x", t)
+}
+
+func typeList(ts []byte) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = valTypeName(t)
+	}
+	return strings.Join(names, " ")
+}
+
+func signature(ft wasmbin.FuncType) string {
+	return "(" + typeList(ft.Params) + ") -> (" + typeList(ft.Results) + ")"
+}
+
+func hostSignature(f host.Function) string {
+	p := make([]byte, len(f.Params))
+	for i, t := range f.Params {
+		p[i] = byte(t)
+	}
+	r := make([]byte, len(f.Results))
+	for i, t := range f.Results {
+		r[i] = byte(t)
+	}
+	return signature(wasmbin.FuncType{Params: p, Results: r})
+}
+
+// wasiSignatures maps each virtual WASI function to its signature.
+var wasiSignatures = sync.OnceValue(func() map[string]string {
+	fns := host.WASI()
+	out := make(map[string]string, len(fns))
+	for _, f := range fns {
+		out[f.Name] = hostSignature(f)
+	}
+	return out
+})
+
+// PackManifest returns module wasm with its manifest section set to the given
+// manifest JSON, replacing any previous one. The manifest is validated first
+// and stored as given (not re-encoded), so it reads back byte for byte.
+func PackManifest(wasm, manifest []byte) ([]byte, error) {
+	if _, err := ParseManifest(manifest); err != nil {
+		return nil, err
+	}
+	out, err := wasmbin.WithCustomSection(wasm, ManifestSection, manifest)
+	if err != nil {
+		return nil, fmt.Errorf("cannot pack manifest: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,127 @@
+// Package runtime runs admitted Wasm modules in fresh, I/O-free instances
+// under limits, and tells the caller what happened as an Outcome.
+//
+// It owns the engines (wazero by default), the compile cache, admission
+// (Inspect) and the classification of traps. It knows nothing about JSON
+// actions: its input is bytes and limits, its output bytes and an Outcome.
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/wasmgate/wasmgate/audit"
+)
+
+// EngineName selects a Wasm engine.
+type EngineName string
+
+const (
+	// EngineWazero is wazero's optimizing compiler (the default).
+	EngineWazero EngineName = "wazero"
+	// EngineWazeroInterp is wazero's interpreter: slower, but available on
+	// every platform and independent of the compiler's code generation.
+	EngineWazeroInterp EngineName = "wazero-interp"
+)
+
+// Engines lists the engines this build can run.
+func Engines() []EngineName { return []EngineName{EngineWazero, EngineWazeroInterp} }
+
+// ErrUnknownEngine is returned by NewEngine for a name not in Engines().
+const ErrUnknownEngine = errorString("runtime: unknown engine")
+
+// Config configures an Engine. It is immutable: every With method returns a
+// copy, and errors are reported by NewEngine, not by the With methods.
+type Config struct {
+	engine   EngineName
+	cacheDir string
+}
+
+// NewConfig returns the default configuration: wazero's compiler, no on-disk
+// compilation cache.
+func NewConfig() Config { return Config{engine: EngineWazero} }
+
+// WithEngine selects the engine by name.
+func (c Config) WithEngine(name EngineName) Config {
+	c.engine = name
+	return c
+}
+
+// WithCompilationCacheDir keeps compiled code in dir across processes, so a
+// large module is compiled once per machine instead of once per process.
+func (c Config) WithCompilationCacheDir(dir string) Config {
+	c.cacheDir = dir
+	return c
+}
+
+// Engine admits, compiles and runs modules.
+//
+// An Engine is safe for concurrent use. Compiled modules are cached by the
+// BLAKE3 digest of their bytes for the Engine's lifetime.
+type Engine interface {
+	// Name is the engine's name.
+	Name() EngineName
+	// Load admits and compiles a module, or returns it from the cache.
+	//
+	// # Errors
+	//
+	// An *AdmissionError (errors.Is ErrNotAdmitted) when admission refuses
+	// the module or the engine cannot compile it.
+	Load(ctx context.Context, wasm []byte) (Module, error)
+	// Close releases every compiled module. It succeeds even with a
+	// cancelled ctx.
+	Close(ctx context.Context) error
+}
+
+// Module is an admitted, compiled module. Each Run uses a fresh instance.
+type Module interface {
+	Info() ModuleInfo
+	// Run executes the module once on a fresh instance.
+	//
+	// # Errors
+	//
+	// Everything the guest can cause is reported in the Outcome. An error
+	// means the run could not be judged: ctx was cancelled by the caller,
+	// or the engine failed.
+	Run(ctx context.Context, in Input) (Outcome, error)
+}
+
+// Input is one execution's input.
+type Input struct {
+	// Bytes is the canonical JSON input.
+	Bytes []byte
+	// Digest is the BLAKE3-256 of Bytes; it seeds the guest's random_get.
+	Digest [32]byte
+	// Limits bound the execution; zero fields take DefaultLimits.
+	Limits Limits
+}
+
+// NewEngine returns the configured engine.
+func NewEngine(ctx context.Context, cfg Config) (Engine, error) {
+	if cfg.cacheDir != "" {
+		if err := os.MkdirAll(cfg.cacheDir, 0o700); err != nil {
+			return nil, fmt.Errorf("compilation cache directory: %w", err)
+		}
+	}
+	if _, err := ParseEngineName(string(cfg.engine)); err != nil {
+		return nil, err
+	}
+	return newWazeroEngine(ctx, cfg)
+}
+
+// ParseEngineName checks a user-supplied engine name.
+func ParseEngineName(s string) (EngineName, error) {
+	if slices.Contains(Engines(), EngineName(s)) {
+		return EngineName(s), nil
+	}
+	names := make([]string, 0, len(Engines()))
+	for _, e := range Engines() {
+		names = append(names, string(e))
+	}
+	return "", fmt.Errorf("%w %q (available: %s)", ErrUnknownEngine, s, strings.Join(names, ", "))
+}
+
+func digestHex(b []byte) string { return audit.Digest(b) }

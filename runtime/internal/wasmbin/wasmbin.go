@@ -1,0 +1,436 @@
+// Package wasmbin reads the module-level structure of a Wasm binary: the
+// sections, and the imports, exports, memories, types and custom sections that
+// admission decides on. Function bodies are left undecoded; the engine
+// validates them when it compiles.
+//
+// Every read is bounds-checked: a malformed module yields an error naming the
+// byte offset, never a panic.
+package wasmbin
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Section IDs of the Wasm 2.0 binary format.
+const (
+	SectionCustom    byte = 0
+	SectionType      byte = 1
+	SectionImport    byte = 2
+	SectionFunction  byte = 3
+	SectionTable     byte = 4
+	SectionMemory    byte = 5
+	SectionGlobal    byte = 6
+	SectionExport    byte = 7
+	SectionStart     byte = 8
+	SectionElement   byte = 9
+	SectionCode      byte = 10
+	SectionData      byte = 11
+	SectionDataCount byte = 12
+)
+
+// External kinds of imports and exports.
+const (
+	KindFunc   byte = 0
+	KindTable  byte = 1
+	KindMemory byte = 2
+	KindGlobal byte = 3
+	KindTag    byte = 4
+)
+
+// KindName is the text-format keyword of an external kind.
+func KindName(k byte) string {
+	switch k {
+	case KindFunc:
+		return "func"
+	case KindTable:
+		return "table"
+	case KindMemory:
+		return "memory"
+	case KindGlobal:
+		return "global"
+	case KindTag:
+		return "tag"
+	}
+	return fmt.Sprintf("kind(0x%02x)", k)
+}
+
+var magic = []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+
+// Section is one section as it appears in the binary.
+type Section struct {
+	ID     byte
+	Offset int    // offset of the section's id byte
+	Name   string // custom sections only
+	// Payload is the section content (for custom sections: after the name).
+	Payload []byte
+	// Raw is the whole section including its id and size, for re-encoding.
+	Raw []byte
+}
+
+// FuncType is a function signature as value type bytes.
+type FuncType struct {
+	Params, Results []byte
+}
+
+// Limits of a memory or table.
+type Limits struct {
+	Min    uint64
+	Max    uint64
+	HasMax bool
+	Shared bool
+	Is64   bool
+}
+
+// Import is one import entry.
+type Import struct {
+	Module, Name string
+	Kind         byte
+	TypeIndex    uint32 // functions
+	Limits       Limits // memories and tables
+}
+
+// Export is one export entry.
+type Export struct {
+	Name  string
+	Kind  byte
+	Index uint32
+}
+
+// Module is the module-level structure of a binary.
+type Module struct {
+	Sections []Section
+	Types    []FuncType
+	Imports  []Import
+	// Funcs holds the type index of every function defined in the module
+	// (imported functions are not included).
+	Funcs    []uint32
+	Memories []Limits // defined memories (imported ones are in Imports)
+	Exports  []Export
+}
+
+// ImportedFuncCount is the number of imported functions, which precede the
+// module's own functions in the function index space.
+func (m *Module) ImportedFuncCount() int {
+	n := 0
+	for _, im := range m.Imports {
+		if im.Kind == KindFunc {
+			n++
+		}
+	}
+	return n
+}
+
+// FuncTypeOf returns the signature of the function at index idx of the
+// function index space.
+func (m *Module) FuncTypeOf(idx uint32) (FuncType, bool) {
+	var typeIdx uint32
+	n := uint32(0)
+	found := false
+	for _, im := range m.Imports {
+		if im.Kind != KindFunc {
+			continue
+		}
+		if n == idx {
+			typeIdx, found = im.TypeIndex, true
+			break
+		}
+		n++
+	}
+	if !found {
+		local := idx - n
+		if idx < n || int(local) >= len(m.Funcs) {
+			return FuncType{}, false
+		}
+		typeIdx = m.Funcs[local]
+	}
+	if int(typeIdx) >= len(m.Types) {
+		return FuncType{}, false
+	}
+	return m.Types[typeIdx], true
+}
+
+// Export returns the export of the given name.
+func (m *Module) Export(name string) (Export, bool) {
+	for _, e := range m.Exports {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Export{}, false
+}
+
+// CustomSections returns every custom section with the given name.
+func (m *Module) CustomSections(name string) []Section {
+	var out []Section
+	for _, s := range m.Sections {
+		if s.ID == SectionCustom && s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ErrMalformed is wrapped by every decoding error.
+var ErrMalformed = errors.New("malformed wasm module")
+
+// DecodeError names the offset where decoding failed.
+type DecodeError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("malformed wasm module at offset %d: %s", e.Offset, e.Msg)
+}
+
+func (e *DecodeError) Unwrap() error { return ErrMalformed }
+
+// Decode parses the module-level structure of a binary.
+func Decode(b []byte) (*Module, error) {
+	if len(b) < len(magic) || !bytes.Equal(b[:4], magic[:4]) {
+		return nil, &DecodeError{0, "not a wasm binary (bad magic)"}
+	}
+	if !bytes.Equal(b[4:8], magic[4:]) {
+		return nil, &DecodeError{4, "unsupported binary version (want 1)"}
+	}
+	m := &Module{}
+	r := &reader{b: b, pos: 8}
+	for r.pos < len(b) {
+		start := r.pos
+		id := r.byte()
+		size := r.u32()
+		if r.err != nil {
+			return nil, r.err
+		}
+		if int(size) > len(b)-r.pos {
+			return nil, &DecodeError{start, fmt.Sprintf("section %d size %d runs past the end", id, size)}
+		}
+		payload := b[r.pos : r.pos+int(size)]
+		s := Section{ID: id, Offset: start, Payload: payload, Raw: b[start : r.pos+int(size)]}
+		sr := &reader{b: b[:r.pos+int(size)], pos: r.pos}
+		if err := m.decodeSection(&s, sr); err != nil {
+			return nil, err
+		}
+		if id != SectionCustom && sr.pos != sr.end() {
+			return nil, &DecodeError{sr.pos, fmt.Sprintf("section %d has %d trailing bytes", id, sr.end()-sr.pos)}
+		}
+		m.Sections = append(m.Sections, s)
+		r.pos += int(size)
+	}
+	return m, nil
+}
+
+func (m *Module) decodeSection(s *Section, r *reader) error {
+	switch s.ID {
+	case SectionCustom:
+		s.Name = r.name()
+		s.Payload = r.b[r.pos:r.end()]
+		r.pos = r.end()
+	case SectionType:
+		n := r.vecLen(3)
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			if form := r.byte(); form != 0x60 && r.err == nil {
+				return &DecodeError{r.pos - 1, fmt.Sprintf("type %d: unsupported form 0x%02x", i, form)}
+			}
+			ft := FuncType{Params: r.valTypes(), Results: r.valTypes()}
+			m.Types = append(m.Types, ft)
+		}
+	case SectionImport:
+		n := r.vecLen(4)
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			im := Import{Module: r.name(), Name: r.name(), Kind: r.byte()}
+			switch im.Kind {
+			case KindFunc:
+				im.TypeIndex = r.u32()
+			case KindTable:
+				r.byte() // reference type
+				im.Limits = r.limits()
+			case KindMemory:
+				im.Limits = r.limits()
+			case KindGlobal:
+				r.byte() // value type
+				r.byte() // mutability
+			case KindTag:
+				r.byte()
+				r.u32()
+			default:
+				if r.err == nil {
+					return &DecodeError{r.pos - 1, fmt.Sprintf("import %d: unknown kind 0x%02x", i, im.Kind)}
+				}
+			}
+			m.Imports = append(m.Imports, im)
+		}
+	case SectionFunction:
+		n := r.vecLen(1)
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			m.Funcs = append(m.Funcs, r.u32())
+		}
+	case SectionMemory:
+		n := r.vecLen(1)
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			m.Memories = append(m.Memories, r.limits())
+		}
+	case SectionExport:
+		n := r.vecLen(3)
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			m.Exports = append(m.Exports, Export{Name: r.name(), Kind: r.byte(), Index: r.u32()})
+		}
+	default:
+		// Other sections are validated by the engine at compile time.
+		r.pos = r.end()
+	}
+	return r.err
+}
+
+// WithCustomSection returns a copy of module b in which every custom section
+// called name is removed and one with the given payload is appended.
+func WithCustomSection(b []byte, name string, payload []byte) ([]byte, error) {
+	m, err := Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(b)+len(name)+len(payload)+16)
+	out = append(out, magic...)
+	for _, s := range m.Sections {
+		if s.ID == SectionCustom && s.Name == name {
+			continue
+		}
+		out = append(out, s.Raw...)
+	}
+	content := appendU32(nil, uint32(len(name)))
+	content = append(content, name...)
+	content = append(content, payload...)
+	out = append(out, SectionCustom)
+	out = appendU32(out, uint32(len(content)))
+	return append(out, content...), nil
+}
+
+func appendU32(b []byte, v uint32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			b = append(b, c|0x80)
+			continue
+		}
+		return append(b, c)
+	}
+}
+
+type reader struct {
+	b   []byte
+	pos int
+	err error
+}
+
+func (r *reader) end() int { return len(r.b) }
+
+func (r *reader) fail(msg string) {
+	if r.err == nil {
+		r.err = &DecodeError{r.pos, msg}
+	}
+}
+
+func (r *reader) byte() byte {
+	if r.err != nil {
+		return 0
+	}
+	if r.pos >= len(r.b) {
+		r.fail("unexpected end")
+		return 0
+	}
+	c := r.b[r.pos]
+	r.pos++
+	return c
+}
+
+func (r *reader) uleb(maxBits uint) uint64 {
+	var v uint64
+	var shift uint
+	for {
+		if r.err != nil {
+			return 0
+		}
+		c := r.byte()
+		if r.err != nil {
+			return 0
+		}
+		if shift+7 > maxBits && c>>(maxBits-shift) != 0 {
+			r.fail("integer representation too long or out of range")
+			return 0
+		}
+		v |= uint64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v
+		}
+		shift += 7
+	}
+}
+
+func (r *reader) u32() uint32 { return uint32(r.uleb(32)) }
+
+// vecLen reads a vector length and checks it against the bytes left, given
+// the smallest possible encoding of one element, so a hostile count cannot
+// make the decoder allocate or loop beyond the input size.
+func (r *reader) vecLen(minElem int) uint32 {
+	n := r.u32()
+	if r.err == nil && uint64(n)*uint64(minElem) > uint64(len(r.b)-r.pos) {
+		r.fail(fmt.Sprintf("vector of %d elements does not fit in the section", n))
+		return 0
+	}
+	return n
+}
+
+func (r *reader) name() string {
+	n := r.u32()
+	if r.err != nil {
+		return ""
+	}
+	if int(n) > len(r.b)-r.pos {
+		r.fail("name runs past the end")
+		return ""
+	}
+	s := r.b[r.pos : r.pos+int(n)]
+	if !utf8.Valid(s) {
+		r.fail("name is not valid UTF-8")
+		return ""
+	}
+	r.pos += int(n)
+	return string(s)
+}
+
+func (r *reader) valTypes() []byte {
+	n := r.vecLen(1)
+	if r.err != nil {
+		return nil
+	}
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = r.byte()
+	}
+	return out
+}
+
+func (r *reader) limits() Limits {
+	flags := r.byte()
+	var l Limits
+	if flags&^0x07 != 0 {
+		r.fail(fmt.Sprintf("unknown limits flags 0x%02x", flags))
+		return l
+	}
+	l.Shared = flags&0x02 != 0
+	l.Is64 = flags&0x04 != 0
+	l.HasMax = flags&0x01 != 0
+	bits := uint(32)
+	if l.Is64 {
+		bits = 64
+	}
+	l.Min = r.uleb(bits)
+	if l.HasMax {
+		l.Max = r.uleb(bits)
+	}
+	return l
+}

@@ -1,0 +1,138 @@
+package wasmbin
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// section encodes one section with a single-byte size (tests keep them small).
+func section(id byte, content ...byte) []byte {
+	return append([]byte{id, byte(len(content))}, content...)
+}
+
+func module(sections ...[]byte) []byte {
+	b := append([]byte(nil), magic...)
+	for _, s := range sections {
+		b = append(b, s...)
+	}
+	return b
+}
+
+func str(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+
+func cat(parts ...[]byte) []byte {
+	var b []byte
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+func TestDecode(t *testing.T) {
+	b := module(
+		section(SectionType, cat([]byte{2}, []byte{0x60, 1, 0x7f, 1, 0x7f}, []byte{0x60, 0, 0})...),
+		section(SectionImport, cat([]byte{1}, str("wasi_snapshot_preview1"), str("proc_exit"), []byte{KindFunc, 1})...),
+		section(SectionFunction, 1, 0),
+		section(SectionMemory, 1, 0x01, 2, 16),
+		section(SectionExport, cat([]byte{2}, str("memory"), []byte{KindMemory, 0}, str("f"), []byte{KindFunc, 1})...),
+		section(SectionCode, 1, 4, 0, 0x20, 0, 0x0b),
+		section(SectionCustom, cat(str("note"), []byte("hello"))...),
+	)
+	m, err := Decode(b)
+	require.NoError(t, err)
+	require.Len(t, m.Types, 2)
+	assert.Equal(t, FuncType{Params: []byte{0x7f}, Results: []byte{0x7f}}, m.Types[0])
+	require.Len(t, m.Imports, 1)
+	assert.Equal(t, Import{Module: "wasi_snapshot_preview1", Name: "proc_exit", Kind: KindFunc, TypeIndex: 1}, m.Imports[0])
+	assert.Equal(t, []Limits{{Min: 2, Max: 16, HasMax: true}}, m.Memories)
+	assert.Equal(t, 1, m.ImportedFuncCount())
+	e, ok := m.Export("f")
+	require.True(t, ok)
+	ft, ok := m.FuncTypeOf(e.Index)
+	require.True(t, ok)
+	assert.Equal(t, []byte{0x7f}, ft.Params, "function 1 is the first defined one, of type 0")
+	ft, ok = m.FuncTypeOf(0)
+	require.True(t, ok)
+	assert.Empty(t, ft.Params, "function 0 is the import, of type 1")
+	_, ok = m.FuncTypeOf(2)
+	assert.False(t, ok)
+	cs := m.CustomSections("note")
+	require.Len(t, cs, 1)
+	assert.Equal(t, "hello", string(cs[0].Payload))
+}
+
+func TestDecodeSharedMemory(t *testing.T) {
+	m, err := Decode(module(section(SectionMemory, 1, 0x03, 1, 2)))
+	require.NoError(t, err)
+	assert.Equal(t, []Limits{{Min: 1, Max: 2, HasMax: true, Shared: true}}, m.Memories)
+}
+
+func TestDecodeErrorsNameTheOffset(t *testing.T) {
+	tests := []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"empty", nil, "offset 0: not a wasm binary"},
+		{"bad version", []byte{0, 'a', 's', 'm', 2, 0, 0, 0}, "offset 4: unsupported binary version"},
+		{"section past end", append(module(), SectionType, 10, 0), "offset 8: section 1 size 10 runs past the end"},
+		{"huge vector", module(section(SectionExport, 0xff, 0xff, 0xff, 0xff, 0x0f)), "vector of 4294967295 elements does not fit"},
+		{"overlong leb", module(section(SectionFunction, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0)), "integer representation too long"},
+		{"name not utf-8", module(section(SectionCustom, 2, 0xff, 0xfe)), "name is not valid UTF-8"},
+		{"trailing bytes", module(section(SectionFunction, 1, 0, 0)), "section 3 has 1 trailing bytes"},
+		{"unknown import kind", module(section(SectionImport, cat([]byte{1}, str("a"), str("b"), []byte{9})...)), "unknown kind 0x09"},
+		{"bad limits flags", module(section(SectionMemory, 1, 0x10, 1)), "unknown limits flags 0x10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode(tt.b)
+			require.ErrorIs(t, err, ErrMalformed)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestWithCustomSectionReplaces(t *testing.T) {
+	b := module(
+		section(SectionCustom, cat(str("wasmgate.manifest"), []byte("old"))...),
+		section(SectionFunction, 0),
+		section(SectionCustom, cat(str("other"), []byte("keep"))...),
+	)
+	out, err := WithCustomSection(b, "wasmgate.manifest", []byte("new payload"))
+	require.NoError(t, err)
+	m, err := Decode(out)
+	require.NoError(t, err)
+	ms := m.CustomSections("wasmgate.manifest")
+	require.Len(t, ms, 1)
+	assert.Equal(t, "new payload", string(ms[0].Payload))
+	assert.Equal(t, "keep", string(m.CustomSections("other")[0].Payload))
+	assert.Len(t, m.Sections, 3, "old manifest dropped, function and other kept, new appended")
+
+	again, err := WithCustomSection(out, "wasmgate.manifest", []byte("new payload"))
+	require.NoError(t, err)
+	assert.Equal(t, out, again, "packing is idempotent")
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(module(section(SectionType, 1, 0x60, 0, 0), section(SectionFunction, 1, 0)))
+	f.Add(module(section(SectionImport, cat([]byte{1}, str("env"), str("f"), []byte{KindMemory, 0x03, 1, 2})...)))
+	f.Add(module(section(SectionExport, cat([]byte{1}, str("memory"), []byte{KindMemory, 0})...)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Decode(b)
+		if err != nil {
+			return
+		}
+		for _, e := range m.Exports {
+			m.FuncTypeOf(e.Index)
+		}
+		out, err := WithCustomSection(b, "x", []byte("y"))
+		if err != nil {
+			t.Fatalf("a module that decodes must re-encode: %v", err)
+		}
+		if _, err := Decode(out); err != nil {
+			t.Fatalf("re-encoded module does not decode: %v", err)
+		}
+	})
+}

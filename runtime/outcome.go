@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/wasmgate/wasmgate/host"
+)
+
+// OutcomeKind is what became of one execution, as far as the engine can
+// tell. Package pipeline maps each kind to a status and reason codes.
+type OutcomeKind int
+
+const (
+	// Completed: the guest returned normally (ABI v1 status 0, or a
+	// command that exited 0 or returned from _start).
+	Completed OutcomeKind = iota
+	// Failed: the guest reported an error (ABI v1 status 1, a nonzero exit)
+	// or trapped. Message says which.
+	Failed
+	// FuelExhausted: the instruction budget ran out.
+	FuelExhausted
+	// StackExhausted: the call depth limit was reached.
+	StackExhausted
+	// MemoryExhausted: the guest needed more memory than memory_pages allows
+	// and failed because of it.
+	MemoryExhausted
+	// Timeout: timeout_ms passed before the guest finished.
+	Timeout
+	// OutputTooLarge: the guest produced more than max_output_bytes.
+	OutputTooLarge
+)
+
+var outcomeNames = [...]string{"completed", "failed", "fuel_exhausted", "stack_exhausted", "memory_exhausted", "timeout", "output_too_large"}
+
+func (k OutcomeKind) String() string {
+	if int(k) < len(outcomeNames) {
+		return outcomeNames[k]
+	}
+	return fmt.Sprintf("OutcomeKind(%d)", int(k))
+}
+
+// Outcome is the result of one execution.
+type Outcome struct {
+	Kind OutcomeKind
+	// Output is the guest's output when Kind is Completed; empty means the
+	// guest produced none.
+	Output []byte
+	// Message explains a non-Completed outcome. For Failed it may hold the
+	// guest's own error text: show it to the caller, never audit it.
+	Message string
+	// FuelUsed is the instruction budget consumed.
+	FuelUsed uint64
+	// Stderr is the guest's bounded diagnostic output (WASI guests).
+	Stderr []byte
+}
+
+// runState is what the host observed during one execution, beyond the error
+// the engine returned.
+type runState struct {
+	memoryRefused bool // a memory.grow was refused because of memory_pages
+}
+
+// classify turns the error of an execution into an Outcome. It is the one
+// place traps, exits and limit breaches are told apart. parent is the
+// caller's context: when it is done, the run was cancelled rather than
+// judged, and the error is returned instead.
+func classify(parent context.Context, err error, st runState) (Outcome, error) {
+	if err == nil {
+		return Outcome{Kind: Completed}, nil
+	}
+	var exit *host.ExitError
+	if errors.As(err, &exit) {
+		if exit.Code == 0 {
+			return Outcome{Kind: Completed}, nil
+		}
+		if st.memoryRefused {
+			return Outcome{Kind: MemoryExhausted, Message: fmt.Sprintf("guest exited with code %d after a memory.grow beyond memory_pages was refused", exit.Code)}, nil
+		}
+		return Outcome{Kind: Failed, Message: fmt.Sprintf("guest exited with code %d", exit.Code)}, nil
+	}
+	if errors.Is(err, host.ErrOutputTooLarge) {
+		return Outcome{Kind: OutputTooLarge, Message: "output exceeds max_output_bytes"}, nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		if perr := parent.Err(); perr != nil {
+			return Outcome{}, fmt.Errorf("execution cancelled: %w", perr)
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return Outcome{Kind: Timeout, Message: "timeout_ms elapsed"}, nil
+		}
+	}
+	var ee *sys.ExitError
+	if errors.As(err, &ee) {
+		// Only wazero's own context watcher raises sys.ExitError here (our
+		// WASI raises host.ExitError).
+		if perr := parent.Err(); perr != nil {
+			return Outcome{}, fmt.Errorf("execution cancelled: %w", perr)
+		}
+		return Outcome{Kind: Timeout, Message: "timeout_ms elapsed"}, nil
+	}
+	var xe *executorError
+	if errors.As(err, &xe) {
+		return Outcome{Kind: Failed, Message: xe.msg}, nil
+	}
+	var ge *host.GuestError
+	if errors.As(err, &ge) {
+		return Outcome{Kind: Failed, Message: ge.Error()}, nil
+	}
+	if trap, ok := wasmTrap(err); ok {
+		switch {
+		case trap == "stack overflow":
+			return Outcome{Kind: StackExhausted, Message: "call stack exhausted"}, nil
+		case st.memoryRefused:
+			return Outcome{Kind: MemoryExhausted, Message: "trap (" + trap + ") after a memory.grow beyond memory_pages was refused"}, nil
+		}
+		return Outcome{Kind: Failed, Message: "trap: " + trap}, nil
+	}
+	return Outcome{}, fmt.Errorf("engine failure: %w", err)
+}
+
+// wasmTrap extracts the trap name from an engine error ("wasm error:
+// unreachable\nwasm stack trace: ..."). wazero's trap values are internal, so
+// its stable message prefix is what can be matched.
+func wasmTrap(err error) (string, bool) {
+	msg := err.Error()
+	const prefix = "wasm error: "
+	if !strings.HasPrefix(msg, prefix) {
+		return "", false
+	}
+	msg = msg[len(prefix):]
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg, true
+}
