@@ -48,6 +48,8 @@ type Session struct {
 	stderrTruncated bool
 
 	random io.Reader
+
+	wasi wasiState
 }
 
 // NewSession returns the state for one execution.
@@ -62,6 +64,7 @@ func NewSession(stdin []byte, inputDigest [32]byte, maxOutput int) *Session {
 		stdin:     stdin,
 		maxStdout: maxOutput,
 		random:    h.Digest(),
+		wasi:      newWASIState(),
 	}
 }
 
@@ -71,6 +74,19 @@ func (s *Session) ReadStdin(p []byte) int {
 	s.stdinPos += n
 	return n
 }
+
+// unreadStdin is the input not yet read, aliasing the session's copy. It lets
+// fd_read hand bytes to Memory.Write directly instead of staging them.
+func (s *Session) unreadStdin() []byte { return s.stdin[s.stdinPos:] }
+
+// consumeStdin marks n bytes of unreadStdin as read.
+func (s *Session) consumeStdin(n int) { s.stdinPos += n }
+
+// stdoutRoom is how many more bytes stdout accepts.
+func (s *Session) stdoutRoom() int { return max(s.maxStdout-len(s.stdout), 0) }
+
+// stderrRoom is how many more bytes stderr keeps before it truncates.
+func (s *Session) stderrRoom() int { return StderrLimit - len(s.stderr) }
 
 // WriteStdout appends to stdout, failing with ErrOutputTooLarge once the
 // bound would be crossed.
