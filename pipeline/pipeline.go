@@ -17,6 +17,10 @@ import (
 // (a malformed trace_id or ts_utc), which cannot even be audited faithfully.
 const ErrInvalidRequest = errorString("pipeline: invalid request")
 
+// ErrInternal is matched by errors from a failing engine, as opposed to a
+// failing executor.
+const ErrInternal = errorString("pipeline: internal error")
+
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
@@ -49,6 +53,7 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 // ErrInvalidRequest for a malformed trace_id or ts_utc. An error wrapping
 // ctx.Err() when the caller cancelled the execution; such an action is
 // still audited (BLOCKED, EXECUTOR_TIMEOUT) and the returned result says so.
+// ErrInternal when the engine failed; the action is audited as FAILED.
 func (p *Pipeline) Execute(ctx context.Context, req ActionRequest) (ActionResult, error) {
 	start := p.now()
 	res := ActionResult{Action: req.Action, TraceID: req.TraceID, TsUTC: req.TsUTC, ReasonCodes: []ReasonCode{}}
@@ -113,8 +118,15 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 
 	out, err := exec.Execute(ctx, runtime.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits})
 	if err != nil {
-		block(res, StatusBlocked, err.Error(), ExecutorTimeout)
-		return err
+		if ctx.Err() != nil {
+			block(res, StatusBlocked, fmt.Sprintf("cancelled by the caller: %v", err), ExecutorTimeout)
+			return err
+		}
+		// The engine failed. Nothing proves the executor innocent, so the
+		// action fails closed; the error is returned too, so the caller
+		// knows it was internal.
+		block(res, StatusFailed, err.Error(), ExecutorException)
+		return fmt.Errorf("%w: %w", ErrInternal, err)
 	}
 	res.FuelUsed = out.FuelUsed
 	if len(out.Stderr) > 0 {

@@ -275,10 +275,23 @@ func TestCallerCancellationIsAudited(t *testing.T) {
 	e := textExecutor()
 	e.err = context.Canceled
 	p, sink := newTestPipeline(t, map[string]Route{"x": {Executor: "text_upper", Version: "*"}}, map[string]Executor{"text_upper": e})
-	res, err := p.Execute(context.Background(), ActionRequest{Action: "x", Payload: json.RawMessage(`1`)})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := p.Execute(ctx, ActionRequest{Action: "x", Payload: json.RawMessage(`1`)})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, StatusBlocked, res.Status)
 	assert.Equal(t, []ReasonCode{ExecutorTimeout}, res.ReasonCodes)
+	require.Len(t, sink.Records(), 1)
+}
+
+func TestEngineFailureFailsClosed(t *testing.T) {
+	e := textExecutor()
+	e.err = errors.New("engine exploded")
+	p, sink := newTestPipeline(t, map[string]Route{"x": {Executor: "text_upper", Version: "*"}}, map[string]Executor{"text_upper": e})
+	res, err := p.Execute(context.Background(), ActionRequest{Action: "x", Payload: json.RawMessage(`1`)})
+	require.ErrorIs(t, err, ErrInternal)
+	assert.Equal(t, StatusFailed, res.Status)
+	assert.Equal(t, []ReasonCode{ExecutorException}, res.ReasonCodes)
 	require.Len(t, sink.Records(), 1)
 }
 

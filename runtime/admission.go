@@ -200,7 +200,13 @@ func admitMemory(m *wasmbin.Module, info *ModuleInfo) error {
 }
 
 func admitExports(m *wasmbin.Module) (Convention, error) {
-	if _, ok := m.Export("wg_execute"); ok {
+	attempted := false
+	for _, f := range abiV1 {
+		if _, ok := m.Export(f.name); ok {
+			attempted = true
+		}
+	}
+	if attempted {
 		var missing []string
 		for _, f := range abiV1 {
 			e, ok := m.Export(f.name)

@@ -111,6 +111,10 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 	if errors.As(err, &ge) {
 		return Outcome{Kind: Failed, Message: ge.Error()}, nil
 	}
+	if err.Error() == "stack overflow" {
+		// wazero's compiler returns its stack-overflow trap unwrapped.
+		return Outcome{Kind: StackExhausted, Message: "call stack exhausted"}, nil
+	}
 	if trap, ok := wasmTrap(err); ok {
 		switch {
 		case trap == "stack overflow":

@@ -178,10 +178,10 @@ func (m *wazeroModule) run(ctx context.Context, input []byte, sess *host.Session
 	inst := wazeroInstance{mod}
 
 	if m.info.Convention == ConventionCommand {
-		if _, err := inst.Call(ctx, host.ExportStart); err != nil {
-			return nil, err
-		}
-		return sess.Stdout(), nil
+		// proc_exit(0) ends a command successfully by unwinding with an
+		// error, so stdout is the output whatever _start returned.
+		_, err := inst.Call(ctx, host.ExportStart)
+		return sess.Stdout(), err
 	}
 	if m.info.Reactor {
 		if _, err := inst.Call(ctx, host.ExportInitialize); err != nil {

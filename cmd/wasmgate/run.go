@@ -32,6 +32,7 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	fs.StringVar(&f.engine, "engine", string(runtime.EngineWazero), "Wasm engine: wazero or wazero-interp")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "keep compiled code in this directory across runs")
 	fs.StringVar(&f.traceID, "trace-id", "", "trace id (UUID) of the request (default: random)")
+	pretty := fs.Bool("pretty", false, "indent the printed result (the output is then re-indented too)")
 	fs.Int64Var(&f.limits.TimeoutMs, "timeout-ms", 0, "wall-clock limit in milliseconds (default: manifest, else 1000)")
 	fs.Var(uint32Flag{&f.limits.MemoryPages}, "memory-pages", "memory limit in 64 KiB pages (default: manifest, else 256)")
 	fs.Int64Var(&f.limits.MaxPayloadBytes, "max-payload-bytes", 0, "limit on canonical input and output bytes (default: manifest, else 65536)")
@@ -42,12 +43,20 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 		return e.fail("run", &usageError{err.Error()})
 	}
 	res, err := e.execute(ctx, f)
-	if err != nil {
+	if err != nil && res.Status == "" {
 		return e.fail("run", err)
 	}
 	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if *pretty {
+		enc.SetIndent("", "  ")
+	}
 	if err := enc.Encode(res); err != nil {
+		return e.fail("run", err)
+	}
+	if err != nil {
+		// A verdict was reached and audited, but something outside the
+		// executor failed (the engine, or a cancellation).
 		return e.fail("run", err)
 	}
 	switch res.Status {
@@ -97,10 +106,12 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 		}
 	} else {
 		reg, err = pipeline.LoadRegistry(ctx, f.config, engine)
-		if err == nil {
-			for _, p := range reg.Problems() {
-				fmt.Fprintf(e.stderr, "wasmgate run: warning: %s\n", p)
-			}
+		if err != nil {
+			// The configuration the user named is unusable.
+			return none, usagef("--config: %v", err)
+		}
+		for _, p := range reg.Problems() {
+			fmt.Fprintf(e.stderr, "wasmgate run: warning: %s\n", p)
 		}
 	}
 	if err != nil {
@@ -129,10 +140,7 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 	if errors.Is(err, pipeline.ErrInvalidRequest) {
 		return none, usagef("%v", err)
 	}
-	if err != nil && res.Status == "" {
-		return none, err
-	}
-	return res, nil
+	return res, err
 }
 
 func (e env) readPayload(f runFlags) ([]byte, error) {

@@ -1,0 +1,52 @@
+;; REFUSED at admission: its wasmgate.manifest custom section is invalid.
+;;
+;; Otherwise a complete ABI v1 echo executor. The manifest's executor_id is
+;; "Bad-ID", which breaks [a-z][a-z0-9_]*; everything else in it is valid
+;; (see bad_manifest.manifest.json).
+;;
+;; The @custom annotation below (the bytes of bad_manifest.manifest.json)
+;; writes the section directly where wat2wasm supports custom-section
+;; annotations. wabt 1.0.32 parses it (with --enable-annotations) but drops
+;; it silently, so guests/build.sh then adds the section with
+;; llvm-objcopy --add-section. "wasmgate pack" cannot do it: it validates the
+;; manifest it embeds, as it should.
+(module
+  (@custom "wasmgate.manifest"
+    "{\"executor_id\":\"Bad-ID\",\"version\":\"1.0.0\",\"capabilities\":[\"TEST\"],\n \"limits\":{\"timeout_ms\":1000,\"max_payload_bytes\":65536,\"max_depth\":16,\"max_list_items\":1000,\"fuel\":50000000,\"memory_pages\":16,\"max_output_bytes\":65536}}\n")
+
+  (memory (export "memory") 1)
+
+  (global $heap (mut i32) (i32.const 1024))
+  (global $out_ptr (mut i32) (i32.const 0))
+  (global $out_len (mut i32) (i32.const 0))
+
+  ;; Bump allocator, as in echo.wat: 8-byte aligned, grows memory on demand,
+  ;; traps when memory cannot grow.
+  (func $alloc (export "wg_alloc") (param $len i32) (result i32)
+    (local $ptr i32)
+    (local $end i32)
+    (local $pages i32)
+    (local.set $ptr (global.get $heap))
+    (local.set $end (i32.add (local.get $ptr) (local.get $len)))
+    (if (i32.lt_u (local.get $end) (local.get $ptr))
+      (then unreachable))
+    (local.set $pages
+      (i32.add (i32.shr_u (local.get $end) (i32.const 16))
+               (i32.ne (i32.and (local.get $end) (i32.const 0xffff)) (i32.const 0))))
+    (if (i32.gt_u (local.get $pages) (memory.size))
+      (then
+        (if (i32.eq (memory.grow (i32.sub (local.get $pages) (memory.size)))
+                    (i32.const -1))
+          (then unreachable))))
+    (global.set $heap
+      (i32.and (i32.add (local.get $end) (i32.const 7)) (i32.const -8)))
+    (local.get $ptr))
+
+  (func (export "wg_output_ptr") (result i32) (global.get $out_ptr))
+  (func (export "wg_output_len") (result i32) (global.get $out_len))
+
+  (func (export "wg_execute") (param $ptr i32) (param $len i32) (result i32)
+    (global.set $out_ptr (local.get $ptr))
+    (global.set $out_len (local.get $len))
+    (i32.const 0))
+)

@@ -1,0 +1,324 @@
+package runtime_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	require.NoError(t, err, "fixtures are built by `make guests`")
+	return b
+}
+
+// forEachEngine runs f against every engine of this build, so the same suite
+// covers wazero's compiler and its interpreter.
+func forEachEngine(t *testing.T, f func(t *testing.T, e runtime.Engine)) {
+	for _, name := range runtime.Engines() {
+		t.Run(string(name), func(t *testing.T) {
+			e, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithEngine(name))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = e.Close(context.Background()) })
+			f(t, e)
+		})
+	}
+}
+
+func input(s string) runtime.Input {
+	c, err := audit.Canonicalize([]byte(s))
+	if err != nil {
+		panic(err)
+	}
+	return runtime.Input{Bytes: c.Bytes, Digest: audit.DigestBytes(c.Bytes)}
+}
+
+func TestInspectAdmitted(t *testing.T) {
+	tests := []struct {
+		fixture    string
+		profile    runtime.Profile
+		convention runtime.Convention
+		executorID string
+	}{
+		{"echo.wasm", runtime.ProfileStrict, runtime.ConventionABIv1, "echo"},
+		{"upper.wasm", runtime.ProfileStrict, runtime.ConventionABIv1, "upper"},
+		{"sort.wasm", runtime.ProfileStrict, runtime.ConventionABIv1, "sort"},
+		{"textstats.wasm", runtime.ProfileWASI, runtime.ConventionCommand, "textstats"},
+		{"wasi_abi.wasm", runtime.ProfileWASI, runtime.ConventionABIv1, "wasi_abi"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			wasm := fixture(t, tt.fixture)
+			info, err := runtime.Inspect(wasm)
+			require.NoError(t, err)
+			assert.Equal(t, tt.profile, info.Profile)
+			assert.Equal(t, tt.convention, info.Convention)
+			assert.Equal(t, audit.Digest(wasm), info.Digest)
+			require.NotNil(t, info.Manifest, "fixtures carry their manifest")
+			assert.Equal(t, tt.executorID, info.Manifest.ExecutorID)
+		})
+	}
+}
+
+func TestInspectRefused(t *testing.T) {
+	tests := []struct {
+		fixture string
+		problem string
+	}{
+		{"refused/env_import.wasm", "import env.abort (func) is outside wasi_snapshot_preview1"},
+		{"refused/wasi_and_env.wasm", "is outside wasi_snapshot_preview1"},
+		{"refused/missing_export.wasm", "missing ABI v1 exports: wg_execute"},
+		{"refused/shared_memory.wasm", "shared memory (threads) is not allowed"},
+		{"refused/bad_manifest.wasm", `invalid wasmgate.manifest section: manifest executor_id "Bad-ID"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			_, err := runtime.Inspect(fixture(t, tt.fixture))
+			require.ErrorIs(t, err, runtime.ErrNotAdmitted)
+			assert.Contains(t, err.Error(), tt.problem)
+		})
+	}
+}
+
+func TestInspectRefusesByConstruction(t *testing.T) {
+	echo := fixture(t, "echo.wasm")
+	tests := []struct {
+		name    string
+		wasm    []byte
+		problem string
+	}{
+		{"not wasm", []byte("hello"), "cannot parse module"},
+		{"truncated", echo[:len(echo)/2], "cannot parse module"},
+		{"two manifests", appendCustom(mustPack(t, echo, `{"executor_id":"a","version":"1.0.0"}`), "wasmgate.manifest", []byte(`{}`)), "2 wasmgate.manifest sections"},
+		{"manifest with unknown field", appendCustom(stripManifest(t, echo), "wasmgate.manifest", []byte(`{"executor_id":"a","version":"1.0.0","limits":{"fuel_max":1}}`)), `unknown field "fuel_max"`},
+		{"manifest version not semver", appendCustom(stripManifest(t, echo), "wasmgate.manifest", []byte(`{"executor_id":"a","version":"1.0"}`)), "not strict semver"},
+		{"manifest memory beyond 4 GiB", appendCustom(stripManifest(t, echo), "wasmgate.manifest", []byte(`{"executor_id":"a","version":"1.0.0","limits":{"memory_pages":65537}}`)), "memory_pages must be at most 65536"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := runtime.Inspect(tt.wasm)
+			require.ErrorIs(t, err, runtime.ErrNotAdmitted)
+			assert.Contains(t, err.Error(), tt.problem)
+		})
+	}
+}
+
+// appendCustom appends a custom section without removing existing ones.
+func appendCustom(wasm []byte, name string, payload []byte) []byte {
+	content := append([]byte{byte(len(name))}, name...)
+	content = append(content, payload...)
+	out := append([]byte(nil), wasm...)
+	out = append(out, 0)
+	n := len(content)
+	for {
+		c := byte(n & 0x7f)
+		n >>= 7
+		if n != 0 {
+			out = append(out, c|0x80)
+			continue
+		}
+		out = append(out, c)
+		break
+	}
+	return append(out, content...)
+}
+
+func mustPack(t *testing.T, wasm []byte, manifest string) []byte {
+	t.Helper()
+	out, err := runtime.PackManifest(wasm, []byte(manifest))
+	require.NoError(t, err)
+	return out
+}
+
+// stripManifest returns wasm without a manifest section, by packing a
+// placeholder and cutting it off the end (PackManifest appends last).
+func stripManifest(t *testing.T, wasm []byte) []byte {
+	t.Helper()
+	const m = `{"executor_id":"placeholder","version":"0.0.1"}`
+	packed := mustPack(t, wasm, m)
+	header := 1 + 1 + 1 + len("wasmgate.manifest") // id, size, name length, name
+	return packed[:len(packed)-len(m)-header]
+}
+
+func TestPackManifestRoundTrip(t *testing.T) {
+	manifest := `{"executor_id":"renamed","version":"2.1.0","capabilities":["text","Text","MATH"],"limits":{"fuel":5}}`
+	packed := mustPack(t, fixture(t, "echo.wasm"), manifest)
+	info, err := runtime.Inspect(packed)
+	require.NoError(t, err)
+	require.NotNil(t, info.Manifest)
+	assert.Equal(t, runtime.Manifest{ExecutorID: "renamed", Version: "2.1.0", Capabilities: []string{"MATH", "TEXT"}, Limits: runtime.Limits{Fuel: 5}}, *info.Manifest)
+
+	_, err = runtime.PackManifest(packed, []byte(`{"executor_id":"Bad"}`))
+	assert.ErrorContains(t, err, `executor_id "Bad"`)
+	_, err = runtime.PackManifest([]byte("nope"), []byte(manifest))
+	assert.ErrorContains(t, err, "not a wasm binary")
+}
+
+func TestRunOutcomes(t *testing.T) {
+	tests := []struct {
+		fixture string
+		input   string
+		limits  runtime.Limits
+		kind    runtime.OutcomeKind
+		output  string
+		message string
+	}{
+		{"echo.wasm", `{"b":[1,2],"a":"x"}`, runtime.Limits{}, runtime.Completed, `{"a":"x","b":[1,2]}`, ""},
+		{"upper.wasm", `{"text":"héllo \"q\" w"}`, runtime.Limits{}, runtime.Completed, `{"text":"HéLLO \"Q\" W"}`, ""},
+		{"upper.wasm", `{"text":5}`, runtime.Limits{}, runtime.Failed, "", "text"},
+		{"sum.wasm", `{"numbers":[1,-2,40]}`, runtime.Limits{}, runtime.Completed, `{"sum":39}`, ""},
+		{"sort.wasm", `{"numbers":[3,-1,2]}`, runtime.Limits{}, runtime.Completed, `{"count":3,"max":3,"min":-1,"sorted":[-1,2,3]}`, ""},
+		{"sort.wasm", `{"numbers":[]}`, runtime.Limits{}, runtime.Completed, `{"count":0,"max":null,"min":null,"sorted":[]}`, ""},
+		{"textstats.wasm", `{"text":"héllo big world"}`, runtime.Limits{}, runtime.Completed, `{"length":15,"upper":"HÉLLO BIG WORLD","words":3}`, ""},
+		{"textstats.wasm", `{"nope":1}`, runtime.Limits{}, runtime.Failed, "", "exited with code 1"},
+		{"fail.wasm", `{}`, runtime.Limits{}, runtime.Failed, "", "deliberate failure"},
+		{"trap.wasm", `{}`, runtime.Limits{}, runtime.Failed, "", "trap: unreachable"},
+		{"noout.wasm", `{}`, runtime.Limits{}, runtime.Completed, "", ""},
+		{"notjson.wasm", `{}`, runtime.Limits{}, runtime.Completed, "not json", ""},
+		{"loop.wasm", `{}`, runtime.Limits{TimeoutMs: 50}, runtime.Timeout, "", "timeout_ms"},
+		{"grow.wasm", `{}`, runtime.Limits{MemoryPages: 8}, runtime.MemoryExhausted, "", "memory_pages"},
+		{"recurse.wasm", `{}`, runtime.Limits{}, runtime.StackExhausted, "", "stack"},
+		{"bigout.wasm", `{}`, runtime.Limits{MaxOutputBytes: 65536}, runtime.OutputTooLarge, "", "max_output_bytes"},
+		{"echo.wasm", `{"a":1}`, runtime.Limits{MaxOutputBytes: 3}, runtime.OutputTooLarge, "", "max_output_bytes"},
+	}
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		for _, tt := range tests {
+			t.Run(tt.fixture+" "+tt.kind.String(), func(t *testing.T) {
+				mod, err := e.Load(context.Background(), fixture(t, tt.fixture))
+				require.NoError(t, err)
+				in := input(tt.input)
+				in.Limits = tt.limits
+				out, err := mod.Run(context.Background(), in)
+				require.NoError(t, err)
+				assert.Equal(t, tt.kind, out.Kind, out.Message)
+				assert.Equal(t, tt.output, string(out.Output))
+				assert.Contains(t, out.Message, tt.message)
+			})
+		}
+	})
+}
+
+func TestMemoryLimitBelowInitialSize(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		mod, err := e.Load(context.Background(), fixture(t, "textstats.wasm"))
+		require.NoError(t, err)
+		min := mod.Info().MemoryMinPages
+		require.Greater(t, min, uint32(1))
+		in := input(`{"text":"x"}`)
+		in.Limits.MemoryPages = min - 1
+		out, err := mod.Run(context.Background(), in)
+		require.NoError(t, err)
+		assert.Equal(t, runtime.MemoryExhausted, out.Kind)
+		assert.Contains(t, out.Message, "memory starts at")
+	})
+}
+
+func TestDeterministicVirtualWASI(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		mod, err := e.Load(context.Background(), fixture(t, "wasi_abi.wasm"))
+		require.NoError(t, err)
+		run := func(s string) string {
+			out, err := mod.Run(context.Background(), input(s))
+			require.NoError(t, err)
+			require.Equal(t, runtime.Completed, out.Kind, out.Message)
+			return string(out.Output)
+		}
+		first := run(`{"seed":1}`)
+		assert.Equal(t, first, run(`{"seed":1}`), "same input, same random bytes and clock")
+		assert.NotEqual(t, first, run(`{"seed":2}`), "random_get is seeded from the input digest")
+		assert.Contains(t, first, `"time":"946684800000000000"`, "clocks read 2000-01-01T00:00:00Z")
+	})
+}
+
+func TestCallerCancellationIsNotAVerdict(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		mod, err := e.Load(context.Background(), fixture(t, "loop.wasm"))
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err = mod.Run(ctx, input(`{}`))
+		assert.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+func TestLoadCachesByDigest(t *testing.T) {
+	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig())
+	require.NoError(t, err)
+	defer e.Close(context.Background())
+	a, err := e.Load(context.Background(), fixture(t, "echo.wasm"))
+	require.NoError(t, err)
+	b, err := e.Load(context.Background(), fixture(t, "echo.wasm"))
+	require.NoError(t, err)
+	assert.Same(t, a, b)
+
+	_, err = e.Load(context.Background(), fixture(t, "refused/env_import.wasm"))
+	assert.ErrorIs(t, err, runtime.ErrNotAdmitted)
+}
+
+func TestCompilationCacheDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithCompilationCacheDir(dir))
+	require.NoError(t, err)
+	_, err = e.Load(context.Background(), fixture(t, "sort.wasm"))
+	require.NoError(t, err)
+	require.NoError(t, e.Close(context.Background()))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.NotEmpty(t, entries, "compiled code is kept on disk")
+}
+
+func TestUnknownEngine(t *testing.T) {
+	_, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithEngine("v8"))
+	require.ErrorIs(t, err, runtime.ErrUnknownEngine)
+	assert.Contains(t, err.Error(), `"v8" (available: wazero, wazero-interp)`)
+}
+
+func TestCloseWithCancelledContext(t *testing.T) {
+	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.NoError(t, e.Close(ctx))
+}
+
+// TestConcurrentRuns hammers one module from many goroutines: every run has
+// its own instance, so every output matches its own input.
+func TestConcurrentRuns(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		mod, err := e.Load(context.Background(), fixture(t, "sum.wasm"))
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		errs := make(chan string, 64)
+		for g := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 20 {
+					n := g*100 + i
+					out, err := mod.Run(context.Background(), input(`{"numbers":[`+itoa(n)+`,1]}`))
+					if err != nil || string(out.Output) != `{"sum":`+itoa(n+1)+`}` {
+						errs <- string(out.Output)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for bad := range errs {
+			t.Errorf("wrong output under concurrency: %s", bad)
+		}
+	})
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

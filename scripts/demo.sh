@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The tour of `make demo`: real executors in three languages, hostile ones
+# stopped by their limits, a registry, and an audit log whose hash chain is
+# verified at the end. Every step checks the exit code it expects.
+set -euo pipefail
+
+BIN=${1:-bin/wasmgate}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+AUDIT="$work/audit.jsonl"
+
+step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "${*:2}"; }
+
+# expect CODE CMD...: run CMD, show a summary of its result, insist on CODE.
+expect() {
+	local want=$1; shift
+	local out rc=0
+	out=$("$@" 2>"$work/stderr") || rc=$?
+	if command -v jq >/dev/null 2>&1 && [[ $out == \{* ]]; then
+		echo "$out" | jq -c '{status, reason_codes, executor_id, output, fuel_used, message}' 2>/dev/null || echo "$out"
+	else
+		echo "$out"
+	fi
+	if [[ $rc -ne $want ]]; then
+		cat "$work/stderr" >&2
+		echo "demo: expected exit code $want, got $rc" >&2
+		exit 1
+	fi
+	echo "(exit $rc)"
+}
+
+step "Inspect a module: profile, imports, exports, manifest, digest" "$BIN inspect testdata/upper.wasm"
+expect 0 "$BIN" inspect testdata/upper.wasm
+
+step "WAT executor (strict profile, ABI v1)" "$BIN run --wasm testdata/upper.wasm --input '{\"text\":\"hello, wasmgate\"}'"
+expect 0 "$BIN" run --wasm testdata/upper.wasm --input '{"text":"hello, wasmgate"}' --audit "$AUDIT"
+
+step "C executor (clang --target=wasm32, no libc)" "$BIN run --wasm testdata/sort.wasm --input '{\"numbers\":[5,3,9,-1]}'"
+expect 0 "$BIN" run --wasm testdata/sort.wasm --input '{"numbers":[5,3,9,-1]}' --audit "$AUDIT"
+
+step "Go executor (GOOS=wasip1, virtual WASI: stdin in, stdout out)" "echo '{\"text\":\"go runs here\"}' | $BIN run --wasm testdata/textstats.wasm"
+expect 0 "$BIN" run --wasm testdata/textstats.wasm --input '{"text":"go runs here"}' --audit "$AUDIT"
+
+step "An executor error is FAILED" "$BIN run --wasm testdata/fail.wasm --input '{}'"
+expect 1 "$BIN" run --wasm testdata/fail.wasm --input '{}' --audit "$AUDIT"
+
+step "An infinite loop is stopped by the wall clock" "$BIN run --wasm testdata/loop.wasm --input '{}' --timeout-ms 200"
+expect 3 "$BIN" run --wasm testdata/loop.wasm --input '{}' --timeout-ms 200 --audit "$AUDIT"
+
+step "A memory bomb hits memory_pages" "$BIN run --wasm testdata/grow.wasm --input '{}' --memory-pages 16"
+expect 3 "$BIN" run --wasm testdata/grow.wasm --input '{}' --memory-pages 16 --audit "$AUDIT"
+
+step "A payload over the limit never reaches the executor" "$BIN run --wasm testdata/echo.wasm --input '[[[[1]]]]' --max-depth 3"
+expect 3 "$BIN" run --wasm testdata/echo.wasm --input '[[[[1]]]]' --max-depth 3 --audit "$AUDIT"
+
+step "A module importing from outside the virtual WASI is refused at admission" "$BIN run --wasm testdata/refused/env_import.wasm --input '{}'"
+expect 3 "$BIN" run --wasm testdata/refused/env_import.wasm --input '{}' --audit "$AUDIT"
+
+step "Through a registry: action -> executor with version range and capabilities" "$BIN run --config testdata/registry.json --action text.upper --input '{\"text\":\"governed\"}'"
+expect 0 "$BIN" run --config testdata/registry.json --action text.upper --input '{"text":"governed"}' --audit "$AUDIT"
+
+step "The audit log holds digests only, chained by hash" "head -c 400 $AUDIT"
+head -n 1 "$AUDIT" | cut -c1-400
+expect 0 "$BIN" audit verify "$AUDIT"
+
+step "Tampering with one record is detected" "sed -i 's/SUCCESS/FAILED/' (line 1); $BIN audit verify"
+sed -i '1s/"SUCCESS"/"FAILED"/' "$AUDIT"
+expect 1 "$BIN" audit verify "$AUDIT"
+cat "$work/stderr"
+
+printf '\n\033[1mdemo: every step behaved as expected\033[0m\n'
