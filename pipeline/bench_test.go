@@ -1,0 +1,116 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// nativeSum is the sum executor written in Go: the baseline the Wasm
+// executor (testdata/sum.wasm, the same logic in WAT) is measured against
+// through the same pipeline.
+type nativeSum struct{ manifest runtime.Manifest }
+
+func (n nativeSum) Manifest() runtime.Manifest { return n.manifest }
+func (n nativeSum) ModuleDigest() string       { return audit.Digest([]byte("native sum")) }
+func (n nativeSum) Execute(_ context.Context, in runtime.Input) (runtime.Outcome, error) {
+	var req struct {
+		Numbers []int64 `json:"numbers"`
+	}
+	if err := json.Unmarshal(in.Bytes, &req); err != nil {
+		return runtime.Outcome{Kind: runtime.Failed, Message: err.Error()}, nil
+	}
+	var sum int64
+	for _, v := range req.Numbers {
+		sum += v
+	}
+	return runtime.Outcome{Kind: runtime.Completed, Output: fmt.Appendf(nil, `{"sum":%d}`, sum)}, nil
+}
+
+func benchPipelines(b *testing.B, engineName runtime.EngineName, sink audit.Sink) (native, wasm *pipeline.Pipeline) {
+	b.Helper()
+	ctx := context.Background()
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { engine.Close(ctx) })
+	mod, err := os.ReadFile(filepath.Join("..", "testdata", "sum.wasm"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	we, err := pipeline.LoadWasm(ctx, engine, mod, runtime.Manifest{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	build := func(e pipeline.Executor) *pipeline.Pipeline {
+		reg := pipeline.NewRegistry()
+		if err := reg.AddExecutor("sum", e); err != nil {
+			b.Fatal(err)
+		}
+		if err := reg.AddAction("math.sum", pipeline.Route{Executor: "sum", Version: "^1.0.0"}); err != nil {
+			b.Fatal(err)
+		}
+		return pipeline.New(reg, sink)
+	}
+	return build(nativeSum{manifest: we.Manifest()}), build(we)
+}
+
+var benchRequest = pipeline.ActionRequest{
+	Action:  "math.sum",
+	Payload: json.RawMessage(`{"numbers":[1,2,3,4,5,6,7,8,9,10]}`),
+	TraceID: "8d3f2c1a-6b5e-4c7d-9e8f-0a1b2c3d4e5f",
+	TsUTC:   "2026-11-21T12:00:00Z",
+}
+
+func runBench(b *testing.B, p *pipeline.Pipeline) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := p.Execute(ctx, benchRequest)
+		if err != nil || res.Status != pipeline.StatusSuccess {
+			b.Fatalf("%v %v %s", err, res.Status, res.Message)
+		}
+	}
+}
+
+// BenchmarkPipeline runs a trivial action through the whole pipeline
+// (canonicalize, digest, resolve, execute in a fresh instance, check output,
+// audit append) with a native Go executor and with the same logic in Wasm,
+// side by side. "memory-audit" keeps records in memory; "file-audit" makes
+// each record durable (write + fsync) as a real deployment does.
+func BenchmarkPipeline(b *testing.B) {
+	for _, audited := range []string{"memory-audit", "file-audit"} {
+		for _, engine := range runtime.Engines() {
+			newSink := func(b *testing.B) audit.Sink {
+				if audited == "memory-audit" {
+					return audit.NewMemorySink()
+				}
+				s, err := audit.OpenFile(filepath.Join(b.TempDir(), "audit.jsonl"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				return s
+			}
+			b.Run(audited+"/native", func(b *testing.B) {
+				if engine != runtime.EngineWazero {
+					b.Skip("the native baseline does not depend on the engine")
+				}
+				native, _ := benchPipelines(b, engine, newSink(b))
+				runBench(b, native)
+			})
+			b.Run(audited+"/wasm-"+string(engine), func(b *testing.B) {
+				_, wasm := benchPipelines(b, engine, newSink(b))
+				runBench(b, wasm)
+			})
+		}
+	}
+}

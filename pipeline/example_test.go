@@ -1,0 +1,43 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// ExampleNew embeds the governed pipeline in a Go program: a wazero engine,
+// a registry loaded from a configuration file, and an audit sink.
+func ExampleNew() {
+	ctx := context.Background()
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	if err != nil {
+		panic(err)
+	}
+	defer engine.Close(ctx)
+
+	reg, err := pipeline.LoadRegistry(ctx, "../testdata/registry.json", engine)
+	if err != nil {
+		panic(err)
+	}
+	sink := audit.NewMemorySink() // audit.OpenFile("audit.jsonl") for a durable log
+	p := pipeline.New(reg, sink)
+
+	for _, payload := range []string{`{"numbers": [1, 2, 39]}`, `{"numbers": "many"}`, `{"numbers": [1, 2`} {
+		res, err := p.Execute(ctx, pipeline.ActionRequest{Action: "math.sum", Payload: json.RawMessage(payload)})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(res.Status, res.ReasonCodes, string(res.Output))
+	}
+	fmt.Println(len(sink.Records()), "audit records")
+	// Output:
+	// SUCCESS [] {"sum":42}
+	// FAILED [EXECUTOR_EXCEPTION]
+	// BLOCKED [NON_JSON_PAYLOAD]
+	// 3 audit records
+}
