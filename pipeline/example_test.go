@@ -32,12 +32,12 @@ func ExampleNew() {
 		if err != nil {
 			panic(err)
 		}
-		fmt.Println(res.Status, res.ReasonCodes, string(res.Output))
+		fmt.Println(res.Status, res.ReasonCodes, string(res.Output)+res.Message)
 	}
 	fmt.Println(len(sink.Records()), "audit records")
 	// Output:
 	// SUCCESS [] {"sum":42}
-	// FAILED [EXECUTOR_EXCEPTION]
-	// BLOCKED [NON_JSON_PAYLOAD]
+	// FAILED [EXECUTOR_EXCEPTION] sum: field "numbers" must be an array
+	// BLOCKED [NON_JSON_PAYLOAD] payload is not canonicalizable JSON: audit: unexpected end of input at offset 17
 	// 3 audit records
 }

@@ -1,0 +1,189 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// schemaMembers is the audit record as DESIGN.md lists it.
+var schemaMembers = []string{
+	"action", "digest_alg", "duration_ms", "event_type", "executor_id", "executor_version",
+	"fuel_used", "hash", "input_digest", "module_digest", "output_digest", "prev",
+	"reason_codes", "seq", "status", "trace_id", "ts_utc",
+}
+
+// testRecord is what a pipeline would hand a sink for its i-th action.
+func testRecord(i int) Record {
+	out := Digest(fmt.Appendf(nil, `{"out":%d}`, i))
+	r := Record{
+		Action:          "text_upper@1.2.0",
+		ExecutorID:      "text_upper",
+		ExecutorVersion: "1.2.0",
+		ModuleDigest:    Digest([]byte("module bytes")),
+		Status:          "SUCCESS",
+		TraceID:         fmt.Sprintf("00000000-0000-4000-8000-%012d", i),
+		TsUTC:           "2025-01-01T00:00:00Z",
+		DurationMs:      int64(i % 7),
+		FuelUsed:        uint64(1000 * i),
+		InputDigest:     Digest(fmt.Appendf(nil, `{"in":%d}`, i)),
+		OutputDigest:    &out,
+	}
+	if i%3 == 2 {
+		r.Status, r.ReasonCodes, r.OutputDigest = "BLOCKED", []string{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}, nil
+	}
+	return r
+}
+
+// memoryLog appends n test records to a MemorySink and returns its lines,
+// each with its newline.
+func memoryLog(t testing.TB, n int) []string {
+	t.Helper()
+	m := NewMemorySink()
+	for i := range n {
+		_, err := m.Append(context.Background(), testRecord(i+1))
+		require.NoError(t, err)
+	}
+	var buf bytes.Buffer
+	_, err := m.WriteTo(&buf)
+	require.NoError(t, err)
+	return strings.SplitAfter(buf.String(), "\n")[:n]
+}
+
+func TestRecordSchema(t *testing.T) {
+	var tags []string
+	rt := reflect.TypeFor[Record]()
+	for i := range rt.NumField() {
+		tags = append(tags, rt.Field(i).Tag.Get("json"))
+	}
+	slices.Sort(tags)
+	assert.Equal(t, schemaMembers, tags, "Record's JSON tags are the schema")
+
+	m := NewMemorySink()
+	ok := testRecord(1)
+	blocked := testRecord(2)
+	blocked.Status, blocked.ReasonCodes, blocked.OutputDigest, blocked.ModuleDigest = "BLOCKED", []string{"ACTION_UNKNOWN"}, nil, ""
+	plain := testRecord(3)
+	plain.ReasonCodes = nil
+	for _, r := range []Record{ok, blocked, plain} {
+		_, err := m.Append(context.Background(), r)
+		require.NoError(t, err)
+	}
+	var buf bytes.Buffer
+	_, err := m.WriteTo(&buf)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	require.Len(t, lines, 3)
+
+	for i, line := range lines {
+		var members map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(line), &members))
+		assert.Equal(t, schemaMembers, slices.Sorted(maps.Keys(members)), "line %d has exactly the schema's members", i+1)
+		assert.JSONEq(t, `"action_audit"`, string(members["event_type"]))
+		assert.JSONEq(t, `"blake3"`, string(members["digest_alg"]))
+	}
+	assert.Contains(t, lines[0], `"output_digest":"`+*ok.OutputDigest+`"`)
+	assert.Contains(t, lines[1], `"output_digest":null`)
+	assert.Contains(t, lines[1], `"module_digest":""`)
+	assert.Contains(t, lines[1], `"reason_codes":["ACTION_UNKNOWN"]`)
+	assert.Contains(t, lines[2], `"reason_codes":[]`, "nil reason codes are written as [], never null")
+}
+
+func TestRecordHashAndLinks(t *testing.T) {
+	lines := memoryLog(t, 4)
+	prev := GenesisPrev
+	for i, line := range lines {
+		line = strings.TrimSuffix(line, "\n")
+		c, err := Canonicalize([]byte(line))
+		require.NoError(t, err)
+		assert.Equal(t, line, string(c.Bytes), "a log line is canonical JSON")
+
+		// The hash, recomputed independently: the canonical JSON of the
+		// record without its hash member.
+		var members map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &members))
+		hash := members["hash"]
+		delete(members, "hash")
+		body, err := json.Marshal(members)
+		require.NoError(t, err)
+		c, err = Canonicalize(body)
+		require.NoError(t, err)
+		assert.Equal(t, Digest(c.Bytes), hash, "line %d", i+1)
+
+		assert.Equal(t, prev, members["prev"], "line %d links to the one before", i+1)
+		assert.EqualValues(t, i+1, members["seq"])
+		prev = hash.(string)
+	}
+}
+
+func TestAppendRejectsInvalidRecords(t *testing.T) {
+	notDigest := "hello, raw payload"
+	for _, tc := range []struct {
+		name   string
+		modify func(*Record)
+	}{
+		{"raw payload as input digest", func(r *Record) { r.InputDigest = notDigest }},
+		{"empty input digest", func(r *Record) { r.InputDigest = "" }},
+		{"upper-case digest", func(r *Record) { r.InputDigest = strings.ToUpper(r.InputDigest) }},
+		{"raw output as output digest", func(r *Record) { r.OutputDigest = &notDigest }},
+		{"bad module digest", func(r *Record) { r.ModuleDigest = "sha256:abc" }},
+		{"wrong event type", func(r *Record) { r.EventType = "action" }},
+		{"wrong digest algorithm", func(r *Record) { r.DigestAlg = "sha256" }},
+		{"unknown status", func(r *Record) { r.Status = "OK" }},
+		{"failure without reason", func(r *Record) { r.Status, r.ReasonCodes = "FAILED", nil }},
+		{"guest error text as reason", func(r *Record) {
+			r.Status, r.ReasonCodes = "FAILED", []string{"EXECUTOR_EXCEPTION", "panic: key=secret"}
+		}},
+		{"negative duration", func(r *Record) { r.DurationMs = -1 }},
+		{"fuel beyond 2^53", func(r *Record) { r.FuelUsed = 1<<53 + 1 }},
+		{"invalid UTF-8 in action", func(r *Record) { r.Action = "text\xffupper" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, s := range []Sink{NewMemorySink(), openTemp(t)} {
+				r := testRecord(1)
+				tc.modify(&r)
+				_, err := s.Append(context.Background(), r)
+				require.ErrorIs(t, err, ErrInvalidRecord)
+				assert.NotErrorIs(t, err, ErrSinkFailed)
+
+				// A refused record takes no seq and does not fail the sink.
+				got, err := s.Append(context.Background(), testRecord(1))
+				require.NoError(t, err)
+				assert.EqualValues(t, 1, got.Seq)
+				require.NoError(t, s.Close())
+			}
+		})
+	}
+}
+
+func TestAppendFillsConstantsAndCopies(t *testing.T) {
+	m := NewMemorySink()
+	r := testRecord(1)
+	r.ReasonCodes = []string{"OK_CODE"}
+	r.Seq, r.Prev, r.Hash = 99, "forged", "forged"
+	got, err := m.Append(context.Background(), r)
+	require.NoError(t, err)
+	assert.Equal(t, EventActionAudit, got.EventType)
+	assert.Equal(t, DigestAlg, got.DigestAlg)
+	assert.EqualValues(t, 1, got.Seq, "the sink, not the caller, sets seq")
+	assert.Equal(t, GenesisPrev, got.Prev)
+	assert.True(t, isDigest(got.Hash))
+
+	// The stored record shares no memory with the caller's or the result.
+	r.ReasonCodes[0] = "CHANGED"
+	*r.OutputDigest = "changed"
+	got.ReasonCodes[0] = "CHANGED"
+	stored := m.Records()
+	require.Len(t, stored, 1)
+	assert.Equal(t, []string{"OK_CODE"}, stored[0].ReasonCodes)
+	assert.True(t, isDigest(*stored[0].OutputDigest))
+}
