@@ -47,7 +47,10 @@ type Session struct {
 	stderr          []byte
 	stderrTruncated bool
 
-	random io.Reader
+	// random is the random_get stream, made on first use: most guests never
+	// ask, and a keyed BLAKE3 hasher is not free.
+	random      io.Reader
+	inputDigest [32]byte
 
 	wasi wasiState
 }
@@ -58,13 +61,11 @@ type Session struct {
 // seeds random_get so that the same input always sees the same random bytes;
 // maxOutput bounds stdout.
 func NewSession(stdin []byte, inputDigest [32]byte, maxOutput int) *Session {
-	h := blake3.NewDeriveKey("wasmgate 2026 random_get v1")
-	_, _ = h.Write(inputDigest[:])
 	return &Session{
-		stdin:     stdin,
-		maxStdout: maxOutput,
-		random:    h.Digest(),
-		wasi:      newWASIState(),
+		stdin:       stdin,
+		maxStdout:   maxOutput,
+		inputDigest: inputDigest,
+		wasi:        newWASIState(),
 	}
 }
 
@@ -111,6 +112,11 @@ func (s *Session) WriteStderr(p []byte) {
 
 // Random fills p from the deterministic stream.
 func (s *Session) Random(p []byte) {
+	if s.random == nil {
+		h := blake3.NewDeriveKey("wasmgate 2026 random_get v1")
+		_, _ = h.Write(s.inputDigest[:])
+		s.random = h.Digest()
+	}
 	_, _ = io.ReadFull(s.random, p)
 }
 

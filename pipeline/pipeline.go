@@ -101,6 +101,8 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 	if ref != nil {
 		if ref.exec != nil {
 			identify(res, ref.exec, moduleDigest)
+		} else {
+			res.ExecutorID = ref.executorID
 		}
 		block(res, StatusBlocked, ref.msg, ref.code)
 		return nil

@@ -109,6 +109,8 @@ type refusal struct {
 	msg  string
 	// exec is the executor when it is known, for the result's identity.
 	exec Executor
+	// executorID names the executor when it is registered but unusable.
+	executorID string
 }
 
 // resolve finds the executor for an action and checks the route's
@@ -130,9 +132,9 @@ func (r *Registry) resolve(action string) (Executor, runtime.Limits, *refusal) {
 	case !ok:
 		return nil, runtime.Limits{}, &refusal{code: ExecutorNotFound, msg: fmt.Sprintf("action %q routes to executor %q, which is not registered", action, route.Executor)}
 	case slot.missing != nil:
-		return nil, runtime.Limits{}, &refusal{code: ExecutorNotFound, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.missing)}
+		return nil, runtime.Limits{}, &refusal{code: ExecutorNotFound, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.missing)}
 	case slot.broken != nil:
-		return nil, runtime.Limits{}, &refusal{code: ExecutorInvalid, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
+		return nil, runtime.Limits{}, &refusal{code: ExecutorInvalid, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
 	}
 	m := slot.exec.Manifest()
 	if m.Version == "" {

@@ -20,6 +20,12 @@ type wazeroEngine struct {
 	name EngineName
 	rt   wazero.Runtime
 
+	// moduleConfig is shared by every instantiation: unnamed (so instances
+	// coexist), no start functions (the host decides what to call), and a
+	// fixed rand source so wazero does not seed a PRNG per instance for a
+	// WASI it does not serve (ours is in package host).
+	moduleConfig wazero.ModuleConfig
+
 	mu    sync.Mutex
 	cache map[string]*cacheEntry
 }
@@ -49,7 +55,12 @@ func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
 		}
 		rc = rc.WithCompilationCache(cache)
 	}
-	e := &wazeroEngine{name: cfg.engine, rt: wazero.NewRuntimeWithConfig(ctx, rc), cache: map[string]*cacheEntry{}}
+	e := &wazeroEngine{
+		name:         cfg.engine,
+		rt:           wazero.NewRuntimeWithConfig(ctx, rc),
+		moduleConfig: wazero.NewModuleConfig().WithName("").WithStartFunctions().WithRandSource(zeroReader{}),
+		cache:        map[string]*cacheEntry{},
+	}
 	if err := e.instantiateHost(ctx, host.WASIModule, host.WASI()); err != nil {
 		_ = e.rt.Close(ctx)
 		return nil, err
@@ -155,6 +166,9 @@ func (m *wazeroModule) Run(ctx context.Context, in Input) (Outcome, error) {
 	runCtx = experimental.WithMemoryAllocator(host.WithSession(runCtx, sess), alloc)
 
 	out, err := m.run(runCtx, in.Bytes, sess, int(lim.MaxOutputBytes))
+	// The instance is closed and the guest no longer runs: its memory can
+	// be wiped and reused.
+	defer alloc.release()
 	o, cerr := classify(ctx, err, runState{memoryRefused: alloc.refused()})
 	if cerr != nil {
 		return Outcome{}, cerr
@@ -169,8 +183,7 @@ func (m *wazeroModule) Run(ctx context.Context, in Input) (Outcome, error) {
 // run instantiates a fresh instance and drives it by the module's calling
 // convention. The instance never outlives the call.
 func (m *wazeroModule) run(ctx context.Context, input []byte, sess *host.Session, maxOutput int) ([]byte, error) {
-	mod, err := m.engine.rt.InstantiateModule(ctx, m.compiled,
-		wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	mod, err := m.engine.rt.InstantiateModule(ctx, m.compiled, m.engine.moduleConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -223,42 +236,11 @@ func (i wazeroInstance) Call(ctx context.Context, name string, params ...uint64)
 
 func (i wazeroInstance) HasExport(name string) bool { return i.mod.ExportedFunction(name) != nil }
 
-// memoryAllocator backs a guest's linear memory and enforces memory_pages:
-// a grow past the limit fails (memory.grow returns -1) and is remembered, so
-// a trap that follows can be reported as MEMORY_EXHAUSTED.
-type memoryAllocator struct {
-	limit uint64
-	mem   *limitedMemory
+// zeroReader is the rand source of wazero's own system context, which no
+// guest can reach: guests get randomness from host.Session only.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
-
-func (a *memoryAllocator) Allocate(capacity, _ uint64) experimental.LinearMemory {
-	a.mem = &limitedMemory{limit: a.limit, buf: make([]byte, 0, min(capacity, a.limit))}
-	return a.mem
-}
-
-func (a *memoryAllocator) refused() bool { return a.mem != nil && a.mem.refused }
-
-type limitedMemory struct {
-	buf     []byte
-	limit   uint64
-	refused bool
-}
-
-func (m *limitedMemory) Reallocate(size uint64) []byte {
-	if size > m.limit {
-		m.refused = true
-		return nil
-	}
-	if size <= uint64(cap(m.buf)) {
-		// Memory only grows, so bytes past len were never handed out and are
-		// still zero.
-		m.buf = m.buf[:size]
-		return m.buf
-	}
-	grown := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.limit))
-	copy(grown, m.buf)
-	m.buf = grown
-	return m.buf
-}
-
-func (m *limitedMemory) Free() { m.buf = nil }

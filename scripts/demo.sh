@@ -63,8 +63,8 @@ step "The audit log holds digests only, chained by hash" "head -c 400 $AUDIT"
 head -n 1 "$AUDIT" | cut -c1-400
 expect 0 "$BIN" audit verify "$AUDIT"
 
-step "Tampering with one record is detected" "sed -i 's/SUCCESS/FAILED/' (line 1); $BIN audit verify"
-sed -i '1s/"SUCCESS"/"FAILED"/' "$AUDIT"
+step "Editing one record is detected" "sed -i '2s/\"executor_version\":\"1.0.0\"/\"executor_version\":\"1.0.1\"/' audit.jsonl; $BIN audit verify audit.jsonl"
+sed -i '2s/"executor_version":"1.0.0"/"executor_version":"1.0.1"/' "$AUDIT"
 expect 1 "$BIN" audit verify "$AUDIT"
 cat "$work/stderr"
 
