@@ -102,10 +102,39 @@ var abiV1 = []struct {
 // Inspect decides whether a module may run and how. It is the single place
 // admission rules live; every engine runs it before compiling.
 func Inspect(wasm []byte) (ModuleInfo, error) {
+	info, _, err := admit(wasm)
+	return info, err
+}
+
+// MaxTableElements caps every table: table.grow past it fails (returns -1),
+// as the spec allows, instead of taking host memory without bound.
+const MaxTableElements = 1 << 20
+
+// admit runs admission and, when the module is admitted, returns the bytes
+// engines compile (see wasmbin.Module.ForEngine).
+func admit(wasm []byte) (ModuleInfo, []byte, error) {
+	info, m, err := inspect(wasm)
+	if err != nil {
+		return info, nil, err
+	}
+	code, err := m.ForEngine(MaxTableElements)
+	if err != nil {
+		return info, nil, refuse("%v", err)
+	}
+	return info, code, nil
+}
+
+func inspect(wasm []byte) (ModuleInfo, *wasmbin.Module, error) {
 	m, err := wasmbin.Decode(wasm)
 	if err != nil {
-		return ModuleInfo{}, &AdmissionError{Problem: "cannot parse module", Err: err}
+		return ModuleInfo{}, nil, &AdmissionError{Problem: "cannot parse module", Err: err}
 	}
+	info, err := admitDecoded(wasm, m)
+	return info, m, err
+}
+
+func admitDecoded(wasm []byte, m *wasmbin.Module) (ModuleInfo, error) {
+	var err error
 	info := ModuleInfo{Digest: digestHex(wasm), Size: len(wasm)}
 
 	info.Profile, err = admitImports(m, &info)
@@ -117,6 +146,14 @@ func Inspect(wasm []byte) (ModuleInfo, error) {
 	}
 	if err := admitMemory(m, &info); err != nil {
 		return info, err
+	}
+	for i, t := range m.Tables {
+		if t.Limits.Shared || t.Limits.Is64 {
+			return info, refuse("table %d is shared or 64-bit; only plain 32-bit tables are supported", i)
+		}
+		if t.Limits.Min > MaxTableElements {
+			return info, refuse("table %d starts with %d elements; at most %d are allowed", i, t.Limits.Min, MaxTableElements)
+		}
 	}
 	if info.Convention, err = admitExports(m); err != nil {
 		return info, err

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -190,6 +191,8 @@ func TestRunOutcomes(t *testing.T) {
 		{"recurse.wasm", `{}`, runtime.Limits{}, runtime.StackExhausted, "", "stack"},
 		{"bigout.wasm", `{}`, runtime.Limits{MaxOutputBytes: 65536}, runtime.OutputTooLarge, "", "max_output_bytes"},
 		{"echo.wasm", `{"a":1}`, runtime.Limits{MaxOutputBytes: 3}, runtime.OutputTooLarge, "", "max_output_bytes"},
+		{"tablegrow.wasm", `{}`, runtime.Limits{}, runtime.Completed, `{"elements":1048576}`, ""},
+		{"startloop.wasm", `{}`, runtime.Limits{TimeoutMs: 50}, runtime.Timeout, "", "timeout_ms"},
 	}
 	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
 		for _, tt := range tests {
@@ -322,3 +325,63 @@ func TestConcurrentRuns(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestHostileEncodingsAreRefused loads modules of a few bytes whose vector
+// counts or local declarations would make an engine's decoder allocate
+// gigabytes (a fatal, unrecoverable out-of-memory in Go). Admission must refuse
+// them before any engine sees them.
+func TestHostileEncodingsAreRefused(t *testing.T) {
+	header := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+	mod := func(parts ...byte) []byte { return append(append([]byte(nil), header...), parts...) }
+	huge := []byte{0xff, 0xff, 0xff, 0xff, 0x0f}
+	tests := []struct {
+		name    string
+		wasm    []byte
+		problem string
+	}{
+		{"table count", mod(append([]byte{4, 5}, huge...)...), "vector of 4294967295 elements"},
+		{"global count", mod(append([]byte{6, 5}, huge...)...), "vector of 4294967295 elements"},
+		{"element count", mod(append([]byte{9, 5}, huge...)...), "vector of 4294967295 elements"},
+		{"data count", mod(append([]byte{11, 5}, huge...)...), "vector of 4294967295 elements"},
+		{"code count", mod(append([]byte{10, 5}, huge...)...), "vector of 4294967295 elements"},
+		{"element items", mod(9, 8, 1, 1, 0, 0xff, 0xff, 0xff, 0xff, 0x0f), "vector of 4294967295 elements"},
+		{"data bytes", mod(11, 8, 1, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0), "data segment of 4294967295 bytes"},
+		{"locals", mod(1, 4, 1, 0x60, 0, 0, 3, 2, 1, 0, 10, 10, 1, 8, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x7f, 0x0b), "more than 50000 locals"},
+		{"locals summed over groups", mod(1, 4, 1, 0x60, 0, 0, 3, 2, 1, 0, 10, 12, 1, 10, 2, 0xb0, 0x86, 0x03, 0x7f, 0xb0, 0x86, 0x03, 0x7e, 0x0b), "more than 50000 locals"},
+		{"table larger than the cap", mod(4, 7, 1, 0x70, 0x00, 0x80, 0x80, 0x80, 0x01), "table 0 starts with 2097152 elements; at most 1048576"},
+	}
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := e.Load(context.Background(), tt.wasm)
+				require.ErrorIs(t, err, runtime.ErrNotAdmitted)
+				assert.Contains(t, err.Error(), tt.problem)
+			})
+		}
+	})
+}
+
+// FuzzLoad feeds arbitrary bytes to admission and the compiler: a module is
+// either refused with an error or compiled, never a panic or a crash.
+func FuzzLoad(f *testing.F) {
+	for _, name := range []string{"echo.wasm", "upper.wasm", "sum.wasm", "tablegrow.wasm", "refused/shared_memory.wasm"} {
+		f.Add(fixture(f, name))
+	}
+	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithEngine(runtime.EngineWazeroInterp))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { e.Close(context.Background()) })
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		mod, err := e.Load(context.Background(), wasm)
+		if err != nil {
+			if !errors.Is(err, runtime.ErrNotAdmitted) {
+				t.Fatalf("a refusal must be an admission error, got %v", err)
+			}
+			return
+		}
+		if mod.Info().Digest != audit.Digest(wasm) {
+			t.Fatal("digest mismatch")
+		}
+	})
+}

@@ -130,11 +130,11 @@ func (e *wazeroEngine) Load(ctx context.Context, wasm []byte) (Module, error) {
 }
 
 func (e *wazeroEngine) compile(ctx context.Context, wasm []byte) (*wazeroModule, error) {
-	info, err := Inspect(wasm)
+	info, code, err := admit(wasm)
 	if err != nil {
 		return nil, err
 	}
-	compiled, err := e.rt.CompileModule(ctx, wasm)
+	compiled, err := e.rt.CompileModule(ctx, code)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -108,8 +108,20 @@ type Module struct {
 	// (imported functions are not included).
 	Funcs    []uint32
 	Memories []Limits // defined memories (imported ones are in Imports)
+	Tables   []Table  // defined tables
 	Exports  []Export
 }
+
+// Table is a defined table.
+type Table struct {
+	RefType byte
+	Limits  Limits
+}
+
+// MaxLocals bounds the locals of one function. Engines allocate per local
+// when they compile, so an unbounded count in a few bytes of input is a
+// memory bomb; 50,000 is the figure browsers enforce.
+const MaxLocals = 50000
 
 // ImportedFuncCount is the number of imported functions, which precede the
 // module's own functions in the function index space.
@@ -278,11 +290,220 @@ func (m *Module) decodeSection(s *Section, r *reader) error {
 		for i := uint32(0); i < n && r.err == nil; i++ {
 			m.Exports = append(m.Exports, Export{Name: r.name(), Kind: r.byte(), Index: r.u32()})
 		}
+	case SectionTable:
+		n := r.vecLen(3)
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			t := Table{RefType: r.byte()}
+			t.Limits = r.limits()
+			m.Tables = append(m.Tables, t)
+		}
+	case SectionGlobal:
+		n := r.vecLen(4)
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			r.byte() // value type
+			r.byte() // mutability
+			r.constExpr()
+		}
+	case SectionElement:
+		n := r.vecLen(2)
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			r.elementSegment()
+		}
+	case SectionCode:
+		n := r.vecLen(2)
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			r.functionBody(i)
+		}
+	case SectionData:
+		n := r.vecLen(2)
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			r.dataSegment()
+		}
+	case SectionStart, SectionDataCount:
+		r.u32()
 	default:
-		// Other sections are validated by the engine at compile time.
+		// Unknown section ids are left to the engine, which refuses them.
 		r.pos = r.end()
 	}
 	return r.err
+}
+
+// elementSegment skips one element segment, checking every vector length.
+func (r *reader) elementSegment() {
+	flags := r.u32()
+	if flags > 7 {
+		r.fail(fmt.Sprintf("unknown element segment flags %d", flags))
+		return
+	}
+	if flags&0x02 != 0 && flags&0x01 == 0 {
+		r.u32() // table index
+	}
+	if flags&0x01 == 0 {
+		r.constExpr() // offset
+	}
+	if flags&0x03 != 0 {
+		r.byte() // element kind or reference type
+	}
+	n := r.vecLen(1)
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		if flags&0x04 != 0 {
+			r.constExpr()
+		} else {
+			r.u32()
+		}
+	}
+}
+
+// functionBody checks one code entry: its size and its local declarations.
+// The instructions are left to the engine's validator.
+func (r *reader) functionBody(i uint32) {
+	size := r.u32()
+	if r.err != nil {
+		return
+	}
+	if int(size) > len(r.b)-r.pos {
+		r.fail(fmt.Sprintf("function body %d of %d bytes runs past the section", i, size))
+		return
+	}
+	end := r.pos + int(size)
+	body := &reader{b: r.b[:end], pos: r.pos}
+	groups := body.vecLen(2)
+	var locals uint64
+	for g := uint32(0); g < groups && body.err == nil; g++ {
+		locals += uint64(body.u32())
+		body.byte() // value type
+		if locals > MaxLocals {
+			body.fail(fmt.Sprintf("function body %d declares more than %d locals", i, MaxLocals))
+		}
+	}
+	if body.err != nil {
+		r.err = body.err
+		return
+	}
+	r.pos = end
+}
+
+// dataSegment skips one data segment, checking its length.
+func (r *reader) dataSegment() {
+	switch flags := r.u32(); flags {
+	case 0:
+		r.constExpr()
+	case 1:
+	case 2:
+		r.u32() // memory index
+		r.constExpr()
+	default:
+		r.fail(fmt.Sprintf("unknown data segment flags %d", flags))
+		return
+	}
+	n := r.u32()
+	if r.err == nil && int64(n) > int64(len(r.b)-r.pos) {
+		r.fail(fmt.Sprintf("data segment of %d bytes runs past the section", n))
+		return
+	}
+	r.pos += int(n)
+}
+
+// constExpr skips a constant expression up to and including its end opcode.
+func (r *reader) constExpr() {
+	for r.err == nil {
+		switch op := r.byte(); op {
+		case 0x0b: // end
+			return
+		case 0x41: // i32.const
+			r.sleb(32)
+		case 0x42: // i64.const
+			r.sleb(64)
+		case 0x43: // f32.const
+			r.skip(4)
+		case 0x44: // f64.const
+			r.skip(8)
+		case 0x23, 0xd2: // global.get, ref.func
+			r.u32()
+		case 0xd0: // ref.null
+			r.byte()
+		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended-const arithmetic
+		case 0xfd: // v128.const
+			if sub := r.u32(); sub != 12 && r.err == nil {
+				r.fail(fmt.Sprintf("opcode 0xfd %d is not allowed in a constant expression", sub))
+				return
+			}
+			r.skip(16)
+		default:
+			if r.err == nil {
+				r.fail(fmt.Sprintf("opcode 0x%02x is not allowed in a constant expression", op))
+			}
+			return
+		}
+	}
+}
+
+func (r *reader) skip(n int) {
+	if r.err != nil {
+		return
+	}
+	if n > len(r.b)-r.pos {
+		r.fail("unexpected end")
+		return
+	}
+	r.pos += n
+}
+
+func (r *reader) sleb(maxBits uint) {
+	for i := uint(0); r.err == nil; i += 7 {
+		c := r.byte()
+		if i >= maxBits {
+			r.fail("integer representation too long")
+			return
+		}
+		if c&0x80 == 0 {
+			return
+		}
+	}
+}
+
+// ForEngine returns the bytes to hand an engine's compiler: the module
+// without its custom sections (names and manifests do not change execution,
+// and an engine's own decoding of them is attack surface we do not need),
+// with every table's maximum capped at maxTableElements so table.grow cannot
+// take unbounded host memory.
+//
+// # Errors
+//
+// When a table's minimum size already exceeds maxTableElements.
+func (m *Module) ForEngine(maxTableElements uint32) ([]byte, error) {
+	size := len(magic)
+	for _, s := range m.Sections {
+		size += len(s.Raw)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, magic...)
+	for _, s := range m.Sections {
+		switch s.ID {
+		case SectionCustom:
+			continue
+		case SectionTable:
+			content := appendU32(nil, uint32(len(m.Tables)))
+			for i, t := range m.Tables {
+				if t.Limits.Min > uint64(maxTableElements) {
+					return nil, fmt.Errorf("table %d starts with %d elements; at most %d are allowed", i, t.Limits.Min, maxTableElements)
+				}
+				max := uint64(maxTableElements)
+				if t.Limits.HasMax && t.Limits.Max < max {
+					max = t.Limits.Max
+				}
+				content = append(content, t.RefType, 0x01)
+				content = appendU32(content, uint32(t.Limits.Min))
+				content = appendU32(content, uint32(max))
+			}
+			out = append(out, SectionTable)
+			out = appendU32(out, uint32(len(content)))
+			out = append(out, content...)
+		default:
+			out = append(out, s.Raw...)
+		}
+	}
+	return out, nil
 }
 
 // WithCustomSection returns a copy of module b in which every custom section
