@@ -1,0 +1,150 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+func loadRegistry(t *testing.T, engine runtime.Engine) *pipeline.Registry {
+	t.Helper()
+	reg, err := pipeline.LoadRegistry(context.Background(), filepath.Join("..", "testdata", "registry.json"), engine)
+	require.NoError(t, err)
+	require.Empty(t, reg.Problems())
+	return reg
+}
+
+// TestConcurrentActions runs many actions at once, across executors in WAT,
+// C and Go, through one pipeline and one durable audit log: every result
+// matches its own input, and the log holds one valid chained record each.
+func TestConcurrentActions(t *testing.T) {
+	ctx := context.Background()
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	require.NoError(t, err)
+	defer engine.Close(ctx)
+	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := audit.OpenFile(logPath)
+	require.NoError(t, err)
+	p := pipeline.New(loadRegistry(t, engine), sink)
+
+	const goroutines, perGoroutine = 24, 6
+	var wg sync.WaitGroup
+	failures := make(chan string, goroutines*perGoroutine)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perGoroutine {
+				n := g*perGoroutine + i
+				var req pipeline.ActionRequest
+				var want string
+				switch n % 3 {
+				case 0:
+					req = pipeline.ActionRequest{Action: "math.sum", Payload: json.RawMessage(fmt.Sprintf(`{"numbers":[%d,%d]}`, n, n))}
+					want = fmt.Sprintf(`{"sum":%d}`, 2*n)
+				case 1:
+					req = pipeline.ActionRequest{Action: "math.sort", Payload: json.RawMessage(fmt.Sprintf(`{"numbers":[%d,-1]}`, n))}
+					want = fmt.Sprintf(`{"count":2,"max":%d,"min":-1,"sorted":[-1,%d]}`, n, n)
+				case 2:
+					req = pipeline.ActionRequest{Action: "text.upper", Payload: json.RawMessage(fmt.Sprintf(`{"text":"request %d"}`, n))}
+					want = fmt.Sprintf(`{"text":"REQUEST %d"}`, n)
+				}
+				res, err := p.Execute(ctx, req)
+				if err != nil || res.Status != pipeline.StatusSuccess || string(res.Output) != want {
+					failures <- fmt.Sprintf("%s %s: %v %s %s (want %s)", req.Action, req.Payload, err, res.Status, res.Output, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		t.Error(f)
+	}
+	require.NoError(t, sink.Close())
+
+	f, err := os.Open(logPath)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := audit.Verify(f)
+	require.NoError(t, err)
+	assert.Equal(t, goroutines*perGoroutine, rep.Records)
+}
+
+// TestUnicodeThroughWasm checks that non-ASCII text survives canonicalization,
+// the guest and the output check, and that escaped and literal forms of the
+// same text have one digest.
+func TestUnicodeThroughWasm(t *testing.T) {
+	ctx := context.Background()
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	require.NoError(t, err)
+	defer engine.Close(ctx)
+	p := pipeline.New(loadRegistry(t, engine), audit.NewMemorySink())
+
+	literal, err := p.Execute(ctx, pipeline.ActionRequest{Action: "text.stats", Payload: json.RawMessage(`{"text":"grüße 😀 мир"}`)})
+	require.NoError(t, err)
+	require.Equal(t, pipeline.StatusSuccess, literal.Status, literal.Message)
+	assert.Equal(t, `{"length":11,"upper":"GRÜßE 😀 МИР","words":3}`, string(literal.Output))
+
+	escaped, err := p.Execute(ctx, pipeline.ActionRequest{Action: "text.stats", Payload: json.RawMessage(`{"text":"gr\u00fc\u00dfe \ud83d\ude00 \u043c\u0438\u0440"}`)})
+	require.NoError(t, err)
+	assert.Equal(t, literal.InputDigest, escaped.InputDigest)
+	assert.Equal(t, literal.OutputDigest, escaped.OutputDigest)
+
+	upper, err := p.Execute(ctx, pipeline.ActionRequest{Action: "text.upper", Payload: json.RawMessage(`{"text":"naïve \u2028 é"}`)})
+	require.NoError(t, err)
+	assert.Equal(t, "{\"text\":\"NAïVE \u2028 é\"}", string(upper.Output), "the WAT guest upper-cases ASCII only")
+}
+
+// TestSameResultOnBothEngines runs every fixture on wazero's compiler and
+// interpreter and requires the same verdict and digests.
+func TestSameResultOnBothEngines(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct{ fixture, payload string }{
+		{"echo.wasm", `{"b":[1,2.5,"x"],"a":null}`},
+		{"upper.wasm", `{"text":"mixed Case"}`},
+		{"sum.wasm", `{"numbers":[1,2,3]}`},
+		{"sort.wasm", `{"numbers":[9,8,7,1]}`},
+		{"textstats.wasm", `{"text":"a b c"}`},
+		{"wasi_abi.wasm", `{"seed":42}`},
+		{"fail.wasm", `{}`},
+		{"trap.wasm", `{}`},
+		{"grow.wasm", `{}`},
+		{"bigout.wasm", `{}`},
+		{"notjson.wasm", `{}`},
+		{"noout.wasm", `{}`},
+	}
+	type verdict struct {
+		Status       pipeline.Status
+		Codes        []pipeline.ReasonCode
+		InputDigest  string
+		OutputDigest *string
+	}
+	results := map[runtime.EngineName][]verdict{}
+	for _, name := range runtime.Engines() {
+		engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name))
+		require.NoError(t, err)
+		for _, c := range cases {
+			reg, err := pipeline.RegistryForModule(ctx, engine, filepath.Join("..", "testdata", c.fixture), "", runtime.Limits{})
+			require.NoError(t, err)
+			res, err := pipeline.New(reg, audit.NewMemorySink()).Execute(ctx, pipeline.ActionRequest{Payload: json.RawMessage(c.payload), Action: reg.Actions()[0]})
+			require.NoError(t, err)
+			results[name] = append(results[name], verdict{res.Status, res.ReasonCodes, res.InputDigest, res.OutputDigest})
+		}
+		require.NoError(t, engine.Close(ctx))
+	}
+	for i, c := range cases {
+		assert.Equal(t, results[runtime.EngineWazero][i], results[runtime.EngineWazeroInterp][i], c.fixture)
+	}
+}
