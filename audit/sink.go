@@ -105,6 +105,7 @@ type FileSink struct {
 	handoff  *batch // when set, the pending batch whose appenders lead the next round
 	failed   error  // sticky: set by the first failed write or fsync
 	closed   bool
+	size     int64 // bytes of the log known durable: where a failed write is cut back to
 }
 
 // logFile is what FileSink needs of its file, so tests can put a failing one
@@ -172,7 +173,7 @@ func resume(f *os.File, path string) (*FileSink, error) {
 			return nil, fmt.Errorf("audit: open log %s: sync directory: %w", path, err)
 		}
 	}
-	s := &FileSink{path: path, f: f, chain: chain{seq: v.seq, prev: v.prev}, pending: &batch{}}
+	s := &FileSink{path: path, f: f, chain: chain{seq: v.seq, prev: v.prev}, pending: &batch{}, size: fi.Size()}
 	s.roundEnd.L = &s.mu
 	return s, nil
 }
@@ -234,13 +235,18 @@ func (s *FileSink) commit() {
 	s.handoff = nil
 	err := s.failed
 	if err == nil {
-		f := s.f
+		f, size := s.f, s.size
 		s.mu.Unlock()
 		err = writeSync(f, b.buf)
+		if err != nil {
+			err = rollback(f, size, err)
+		}
 		s.mu.Lock()
 		if err != nil {
 			s.failed = fmt.Errorf("%w: %s: %w", ErrSinkFailed, s.path, err)
 			err = s.failed
+		} else {
+			s.size += int64(len(b.buf))
 		}
 	}
 	if cap(b.buf) <= maxPooledBytes {
@@ -253,6 +259,24 @@ func (s *FileSink) commit() {
 		s.flushing = false
 	}
 	s.roundEnd.Broadcast()
+}
+
+// rollback cuts the log back to size after a failed write or fsync, so a
+// half-written batch (a full disk, a file size limit) does not leave a torn
+// line behind: those records were never acknowledged. If even that fails,
+// the torn tail stays and the next OpenFile or Verify reports it.
+func rollback(f logFile, size int64, cause error) error {
+	t, ok := f.(interface{ Truncate(int64) error })
+	if !ok {
+		return cause
+	}
+	if err := t.Truncate(size); err != nil {
+		return fmt.Errorf("%w (and cutting back the partial write failed: %v)", cause, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("%w (and syncing the cut-back log failed: %v)", cause, err)
+	}
+	return cause
 }
 
 func writeSync(f logFile, p []byte) error {

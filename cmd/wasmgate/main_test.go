@@ -328,3 +328,40 @@ func TestAuditHoldsNoRawData(t *testing.T) {
 	assert.NotContains(t, lower, "output\"", "no output field in records")
 	assert.NotContains(t, lower, "payload\"", "no payload field in records")
 }
+
+// TestAuditWriteFailureBlocks makes the audit append fail for real (a file
+// size limit, as a full disk would) and checks the action is BLOCKED with
+// AUDIT_LOG_FAILED, no output leaves, and the log stays intact: the partial
+// record is cut back.
+func TestAuditWriteFailureBlocks(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("needs bash for ulimit")
+	}
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	r := wasmgate(t, "", "run", "--wasm", td("sum.wasm"), "--audit", log, "--input", `{"numbers":[1]}`)
+	require.Equal(t, 0, r.code, r.stderr)
+	before, err := os.ReadFile(log)
+	require.NoError(t, err)
+	require.Less(t, len(before), 1024, "the limit below must cut the second record")
+
+	cmd := exec.Command("bash", "-c", `ulimit -f 1; exec "$0" "$@"`, binary,
+		"run", "--wasm", td("sum.wasm"), "--audit", log, "--input", `{"numbers":[2]}`)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err = cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, exitBlocked, ee.ExitCode())
+	res := parseResult(t, runResult{stdout: out.String()})
+	assert.Equal(t, "BLOCKED", res.Status)
+	assert.Equal(t, []string{"AUDIT_LOG_FAILED"}, res.ReasonCodes)
+	assert.Empty(t, res.Output)
+	assert.Nil(t, res.OutputDigest)
+	assert.Contains(t, res.Message, "audit record could not be written")
+
+	after, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "the half-written record is cut back")
+	v := wasmgate(t, "", "audit", "verify", log)
+	assert.Equal(t, 0, v.code, v.stderr)
+}
