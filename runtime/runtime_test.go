@@ -385,3 +385,59 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestAdmissionRefusesEachFeature builds one small module per refused import
+// or feature and checks the refusal names it.
+func TestAdmissionRefusesEachFeature(t *testing.T) {
+	header := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+	str := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	sec := func(id byte, parts ...[]byte) []byte {
+		var content []byte
+		for _, p := range parts {
+			content = append(content, p...)
+		}
+		return append([]byte{id, byte(len(content))}, content...)
+	}
+	mod := func(sections ...[]byte) []byte {
+		b := append([]byte(nil), header...)
+		for _, s := range sections {
+			b = append(b, s...)
+		}
+		return b
+	}
+	// types: 0 = (i32) -> (i32), 1 = () -> ()
+	types := sec(1, []byte{2, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 0, 0})
+	wasiImport := func(name string, kind byte, desc ...byte) []byte {
+		return sec(2, []byte{1}, str("wasi_snapshot_preview1"), str(name), []byte{kind}, desc)
+	}
+	tests := []struct {
+		name    string
+		wasm    []byte
+		problem string
+	}{
+		{"function from another module", mod(types, sec(2, []byte{1}, str("env"), str("now"), []byte{0, 1})), "import env.now (func) is outside wasi_snapshot_preview1"},
+		{"memory from the WASI module", mod(types, wasiImport("memory", 2, 0, 1)), "import wasi_snapshot_preview1.memory is a memory; only functions"},
+		{"table from the WASI module", mod(types, wasiImport("table", 1, 0x70, 0, 1)), "is a table; only functions"},
+		{"global from the WASI module", mod(types, wasiImport("g", 3, 0x7f, 0)), "is a global; only functions"},
+		{"a name preview1 does not define", mod(types, wasiImport("sock_open", 0, 1)), "import wasi_snapshot_preview1.sock_open is not a wasi_snapshot_preview1 function"},
+		{"a WASI function with the wrong signature", mod(types, wasiImport("proc_exit", 0, 1)), "import wasi_snapshot_preview1.proc_exit has signature () -> (); wasi_snapshot_preview1 defines (i32) -> ()"},
+		{"shared memory", mod(sec(5, []byte{1, 0x03, 1, 1})), "shared memory (threads) is not allowed"},
+		{"64-bit memory", mod(sec(5, []byte{1, 0x04, 1})), "64-bit memory is not supported"},
+		{"two memories", mod(sec(5, []byte{2, 0, 1, 0, 1})), "2 memories; at most one"},
+		{"memory beyond 4 GiB", mod(sec(5, []byte{1, 0, 0x81, 0x80, 0x04})), "exceeds the 4 GiB"},
+		{"no entry point", mod(types), "exports neither wg_execute (ABI v1) nor _start"},
+		{"_start with parameters", mod(types, sec(3, []byte{1, 0}), sec(7, []byte{1}, str("_start"), []byte{0, 0}), sec(10, []byte{1, 4, 0, 0x20, 0, 0x0b})), "export _start has signature (i32) -> (i32)"},
+		{"ABI v1 with a mistyped export", mod(types, sec(3, []byte{1, 1}), sec(7, []byte{1}, str("wg_alloc"), []byte{0, 0}), sec(10, []byte{1, 2, 0, 0x0b})), "export wg_alloc has signature () -> (); ABI v1 requires (i32) -> (i32)"},
+		{"ABI v1 without the rest", mod(types, sec(3, []byte{1, 0}), sec(7, []byte{1}, str("wg_alloc"), []byte{0, 0}), sec(10, []byte{1, 4, 0, 0x20, 0, 0x0b})), "missing ABI v1 exports: wg_execute, wg_output_ptr, wg_output_len, memory"},
+		{"instructions beyond Wasm 2.0 (atomics)", mod(types, sec(3, []byte{1, 1}), sec(5, []byte{1, 0, 1}), sec(7, []byte{1}, str("_start"), []byte{0, 0}), sec(10, []byte{1, 5, 0, 0xfe, 0x03, 0x00, 0x0b})), "does not validate"},
+	}
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := e.Load(context.Background(), tt.wasm)
+				require.ErrorIs(t, err, runtime.ErrNotAdmitted)
+				assert.Contains(t, err.Error(), tt.problem)
+			})
+		}
+	})
+}
