@@ -84,6 +84,4 @@ type Instance interface {
 	// Call invokes an exported function. Errors are the engine's (traps,
 	// exits, timeouts); they are classified by package runtime.
 	Call(ctx context.Context, name string, params ...uint64) ([]uint64, error)
-	// Exports reports whether the module exports a function of that name.
-	HasExport(name string) bool
 }

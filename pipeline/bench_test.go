@@ -114,3 +114,42 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkExecutorOnly isolates what the pipeline benchmark's ratio is made
+// of: one execution of each executor on canonical input, no pipeline around
+// it (for Wasm: a fresh instance, four ABI calls, the output copy).
+func BenchmarkExecutorOnly(b *testing.B) {
+	ctx := context.Background()
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer engine.Close(ctx)
+	mod, err := os.ReadFile(filepath.Join("..", "testdata", "sum.wasm"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	we, err := pipeline.LoadWasm(ctx, engine, mod, runtime.Manifest{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	canon, err := audit.Canonicalize(benchRequest.Payload)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := runtime.Input{Bytes: canon.Bytes, Digest: audit.DigestBytes(canon.Bytes), Limits: we.Manifest().Limits}
+	for _, e := range []struct {
+		name string
+		exec pipeline.Executor
+	}{{"native", nativeSum{manifest: we.Manifest()}}, {"wasm-wazero", we}} {
+		b.Run(e.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := e.exec.Execute(ctx, in)
+				if err != nil || out.Kind != runtime.Completed {
+					b.Fatal(err, out.Message)
+				}
+			}
+		})
+	}
+}

@@ -93,10 +93,10 @@ var abiV1 = []struct {
 	name            string
 	params, results string
 }{
-	{"wg_alloc", "i32", "i32"},
-	{"wg_execute", "i32 i32", "i32"},
-	{"wg_output_ptr", "", "i32"},
-	{"wg_output_len", "", "i32"},
+	{host.ExportAlloc, "i32", "i32"},
+	{host.ExportExecute, "i32 i32", "i32"},
+	{host.ExportOutputPtr, "", "i32"},
+	{host.ExportOutputLen, "", "i32"},
 }
 
 // Inspect decides whether a module may run and how. It is the single place
@@ -158,7 +158,7 @@ func admitDecoded(wasm []byte, m *wasmbin.Module) (ModuleInfo, error) {
 	if info.Convention, err = admitExports(m); err != nil {
 		return info, err
 	}
-	if e, ok := m.Export("_initialize"); ok && e.Kind == wasmbin.KindFunc {
+	if e, ok := m.Export(host.ExportInitialize); ok && e.Kind == wasmbin.KindFunc {
 		info.Reactor = true
 	}
 
@@ -268,7 +268,7 @@ func admitExports(m *wasmbin.Module) (Convention, error) {
 		}
 		return ConventionABIv1, nil
 	}
-	if e, ok := m.Export("_start"); ok && e.Kind == wasmbin.KindFunc {
+	if e, ok := m.Export(host.ExportStart); ok && e.Kind == wasmbin.KindFunc {
 		ft, _ := m.FuncTypeOf(e.Index)
 		if got := signature(ft); got != "() -> ()" {
 			return "", refuse("export _start has signature %s; a WASI command's _start is () -> ()", got)

@@ -234,8 +234,6 @@ func (i wazeroInstance) Call(ctx context.Context, name string, params ...uint64)
 	return f.Call(ctx, params...)
 }
 
-func (i wazeroInstance) HasExport(name string) bool { return i.mod.ExportedFunction(name) != nil }
-
 // zeroReader is the rand source of wazero's own system context, which no
 // guest can reach: guests get randomness from host.Session only.
 type zeroReader struct{}

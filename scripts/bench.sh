@@ -13,7 +13,7 @@ benchtime=${BENCHTIME:-2s}
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 
-go test -run '^$' -bench 'BenchmarkPipeline' -benchmem -count "$count" -benchtime "$benchtime" ./pipeline/ | tee "$raw"
+go test -run '^$' -bench 'BenchmarkPipeline|BenchmarkExecutorOnly' -benchmem -count "$count" -benchtime "$benchtime" ./pipeline/ | tee "$raw"
 
 echo
 echo "| benchmark | ns/op (median of $count) | ratio to native | B/op | allocs/op |"
