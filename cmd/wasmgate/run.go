@@ -154,6 +154,11 @@ func (e env) readPayload(f runFlags) ([]byte, error) {
 		}
 		return b, nil
 	}
+	if f, ok := e.stdin.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return nil, usagef("no payload: give --input JSON, --input-file FILE, or pipe JSON on stdin")
+		}
+	}
 	b, err := io.ReadAll(e.stdin)
 	if err != nil {
 		return nil, fmt.Errorf("reading the payload from stdin: %w", err)
