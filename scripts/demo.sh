@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The tour of `make demo`: real executors in three languages, hostile ones
-# stopped by their limits, a registry, and an audit log whose hash chain is
-# verified at the end. Every step checks the exit code it expects.
+# stopped by their limits, a registry, an audit log whose hash chain is
+# verified, and a determinism replay of a corpus, also against that log.
+# Every step checks the exit code it expects.
 set -euo pipefail
 
 BIN=${1:-bin/wasmgate}
@@ -62,6 +63,12 @@ expect 0 "$BIN" run --config testdata/registry.json --action text.upper --input 
 step "The audit log holds digests only, chained by hash" "head -c 400 $AUDIT"
 head -n 1 "$AUDIT" | cut -c1-400
 expect 0 "$BIN" audit verify "$AUDIT"
+
+step "Replay a corpus: every request twice on every engine, results compared" "$BIN replay --config testdata/registry.json --corpus testdata/corpus.jsonl --runs 2"
+expect 0 "$BIN" replay --config testdata/registry.json --corpus testdata/corpus.jsonl --runs 2
+
+step "Replay against the audit log: audited requests in the corpus give the audited digests" "$BIN replay --config testdata/registry.json --corpus testdata/corpus.jsonl --runs 1 --audit audit.jsonl"
+expect 0 "$BIN" replay --config testdata/registry.json --corpus testdata/corpus.jsonl --runs 1 --audit "$AUDIT"
 
 step "Editing one record is detected" "sed -i '2s/\"executor_version\":\"1.0.0\"/\"executor_version\":\"1.0.1\"/' audit.jsonl; $BIN audit verify audit.jsonl"
 sed -i '2s/"executor_version":"1.0.0"/"executor_version":"1.0.1"/' "$AUDIT"

@@ -5,8 +5,10 @@
 //	wasmgate inspect FILE
 //	wasmgate pack --manifest M.json IN.wasm -o OUT.wasm
 //	wasmgate audit verify FILE
+//	wasmgate replay --wasm FILE | --config FILE --corpus REQUESTS.jsonl [flags]
 //
-// Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error.
+// Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error,
+// 5 divergence (replay).
 package main
 
 import (
@@ -27,6 +29,8 @@ const (
 	exitUsage    = 2
 	exitBlocked  = 3
 	exitInternal = 4
+	// exitDivergence: a replay found results that differ.
+	exitDivergence = 5
 )
 
 const usage = `wasmgate runs pure executors in WebAssembly under governance.
@@ -37,8 +41,10 @@ Usage:
   wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
   wasmgate pack --manifest M.json IN.wasm -o OUT.wasm                   embed a manifest in a module
   wasmgate audit verify FILE                                            check an audit log's hash chain
+  wasmgate replay --wasm FILE|--config FILE --corpus R.jsonl [flags]    re-run requests on every engine; report divergences
 
-Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error.
+Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error,
+            5 divergence (replay: results differ between runs, engines or the audit log).
 Run 'wasmgate COMMAND -h' for a command's flags.
 `
 
@@ -71,6 +77,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.packCmd(rest)
 	case "audit":
 		return e.auditCmd(rest)
+	case "replay":
+		return e.replayCmd(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitSuccess

@@ -1,0 +1,597 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// DefaultReplayRuns is how many times Replay runs each request on each engine
+// when ReplayConfig.Runs is 0.
+const DefaultReplayRuns = 3
+
+// ReplayRequest is one request of a replay corpus.
+type ReplayRequest struct {
+	// Line names the request in reports: its 1-based line in the corpus
+	// file. Zero means the request's position in the corpus, from 1.
+	Line int
+	// Request is executed as given, except that an empty TraceID becomes
+	// ReplayTraceID(Line), so that every run of it is recorded alike.
+	Request ActionRequest
+}
+
+// ReplayConfig says what Replay runs, where, and what it checks against.
+type ReplayConfig struct {
+	// Corpus is the requests to replay.
+	Corpus []ReplayRequest
+	// Engines are the engines to replay on, each with its own registry.
+	// Their names must differ. The caller keeps them and closes them.
+	Engines []runtime.Engine
+	// Registry builds the registry that serves requests on engine. Replay
+	// calls it once per engine, one call at a time, before running anything.
+	Registry func(ctx context.Context, engine runtime.Engine) (*Registry, error)
+	// Runs is how many times each request runs on each engine; 0 means
+	// DefaultReplayRuns.
+	Runs int
+	// Audit, when not nil, is an audit log to check the replay against. Its
+	// chain is not verified here: verify it first (audit.Verify). An empty,
+	// non-nil slice is an empty log.
+	Audit []audit.Record
+	// Progress, when set, is told each time a request has finished all its
+	// runs, with the number finished and the corpus size. Calls come from
+	// one goroutine at a time, in increasing order of done.
+	Progress func(done, total int)
+}
+
+// ReplayReport is everything a replay found. Its JSON form, with the field
+// names below, is what `wasmgate replay --json` prints.
+type ReplayReport struct {
+	Summary ReplaySummary `json:"summary"`
+	// Requests has one entry per corpus request, in corpus order.
+	Requests []ReplayedRequest `json:"requests"`
+	// Divergences lists every field that differed: first between runs, in
+	// corpus order, then between the audit log and the runs, in log order.
+	Divergences []Divergence `json:"divergences"`
+	// NotInCorpus lists the audited requests the corpus does not hold
+	// (informational: they are not divergences).
+	NotInCorpus []AuditRef `json:"not_in_corpus"`
+}
+
+// Diverged reports whether anything differed: between runs, or between the
+// runs and the audit log.
+func (r ReplayReport) Diverged() bool { return len(r.Divergences) > 0 }
+
+// ReplaySummary counts what a replay did and found.
+type ReplaySummary struct {
+	Requests int                  `json:"requests"`
+	Runs     int                  `json:"runs"`
+	Engines  []runtime.EngineName `json:"engines"`
+	// Executions is Requests × Runs × len(Engines).
+	Executions int `json:"executions"`
+	// Agreeing, Divergent and TimingDependent count requests by the
+	// verdict on their runs; they add up to Requests. How the runs compare
+	// with the audit log is counted in Audit.
+	Agreeing        int `json:"agreeing"`
+	Divergent       int `json:"divergent"`
+	TimingDependent int `json:"timing_dependent"`
+	// Audit is nil when no audit log was given.
+	Audit *AuditCheckSummary `json:"audit"`
+}
+
+// AuditCheckSummary counts the audit records a replay checked.
+type AuditCheckSummary struct {
+	Records int `json:"records"`
+	// Checked counts the records whose request is in the corpus; each of
+	// them either Matched every run or Mismatched at least one.
+	Checked     int `json:"checked"`
+	Matched     int `json:"matched"`
+	Mismatched  int `json:"mismatched"`
+	NotInCorpus int `json:"not_in_corpus"`
+}
+
+// ReplayVerdict is what became of one request across all its runs.
+type ReplayVerdict string
+
+const (
+	// ReplayAgrees: every run gave the same status, reason codes, output
+	// digest, fuel used and module digest.
+	ReplayAgrees ReplayVerdict = "agree"
+	// ReplayDiverges: at least one of those fields differed.
+	ReplayDiverges ReplayVerdict = "diverge"
+	// ReplayTimingDependent: every run ended in EXECUTOR_TIMEOUT. A timeout
+	// depends on the wall clock, so agreement proves little: the runs are
+	// compared on status and reason codes only (fuel is not compared), and
+	// the request is counted apart rather than as agreeing.
+	ReplayTimingDependent ReplayVerdict = "timing_dependent"
+)
+
+// ReplayedRequest is one corpus request and the result of its first run on
+// the first engine.
+type ReplayedRequest struct {
+	Line         int           `json:"line"`
+	Action       string        `json:"action"`
+	TraceID      string        `json:"trace_id"`
+	InputDigest  string        `json:"input_digest"`
+	Verdict      ReplayVerdict `json:"verdict"`
+	Status       Status        `json:"status"`
+	ReasonCodes  []ReasonCode  `json:"reason_codes"`
+	OutputDigest *string       `json:"output_digest"`
+	FuelUsed     uint64        `json:"fuel_used"`
+	ModuleDigest string        `json:"module_digest"`
+}
+
+// DivergenceKind says what disagreed.
+type DivergenceKind string
+
+const (
+	// DivergenceReplay: runs of the same request disagree.
+	DivergenceReplay DivergenceKind = "replay"
+	// DivergenceAudit: the runs do not all reproduce an audited record.
+	DivergenceAudit DivergenceKind = "audit"
+)
+
+// Divergence is one field of one request that did not come out the same
+// everywhere.
+type Divergence struct {
+	Kind    DivergenceKind `json:"kind"`
+	Line    int            `json:"line"`
+	Action  string         `json:"action"`
+	TraceID string         `json:"trace_id"`
+	// AuditSeq is the audited record's seq, for DivergenceAudit.
+	AuditSeq uint64 `json:"audit_seq,omitempty"`
+	// Field is status, reason_codes, output_digest, fuel_used or
+	// module_digest.
+	Field string `json:"field"`
+	// Values are the distinct values seen, in order of first sight, each
+	// with where it was seen.
+	Values []DivergentValue `json:"values"`
+}
+
+// DivergentValue is one of the values a divergent field took.
+type DivergentValue struct {
+	// Value is the field's value as JSON, as in an ActionResult.
+	Value   json.RawMessage `json:"value"`
+	Sources []Source        `json:"sources"`
+}
+
+// Source is where a value was seen: one run on one engine, or an audit
+// record.
+type Source struct {
+	Engine runtime.EngineName `json:"engine,omitempty"`
+	// Run counts from 1 on each engine.
+	Run      int    `json:"run,omitempty"`
+	AuditSeq uint64 `json:"audit_seq,omitempty"`
+}
+
+func (s Source) String() string {
+	if s.Engine == "" {
+		return fmt.Sprintf("audit seq %d", s.AuditSeq)
+	}
+	return fmt.Sprintf("%s run %d", s.Engine, s.Run)
+}
+
+// AuditRef names an audited request.
+type AuditRef struct {
+	Seq         uint64 `json:"seq"`
+	Action      string `json:"action"`
+	TraceID     string `json:"trace_id"`
+	InputDigest string `json:"input_digest"`
+}
+
+// ReplayTraceID is the trace id Replay gives a corpus request that has none:
+// a fixed UUID that carries the request's line number, the same on every run
+// and every replay.
+func ReplayTraceID(line int) string {
+	return fmt.Sprintf("00000000-0000-4000-8000-%012d", line)
+}
+
+// Replay runs every corpus request cfg.Runs times on every engine, each run
+// in a fresh instance through a pipeline of the engine's registry, and
+// compares the results per request: status, reason codes, output digest,
+// fuel used (except for runs that timed out) and module digest (of the
+// executor that served the request, as its audit record names it). With cfg.Audit it then checks every audited record whose action
+// and input digest match a corpus request: each run must give the record's
+// status, reason codes, output digest and module digest (fuel is not
+// compared with the log: it may change with the metering, for the same
+// module). Records with no such request are listed as not in the corpus.
+//
+// A replay records nothing: each run's audit record goes to a memory sink
+// and is read back for its module digest.
+//
+// # Errors
+//
+// An error for an unusable cfg (no engines, two engines of the same name, no
+// Registry function, negative Runs). ErrInvalidRequest, naming the corpus
+// line, for a request whose trace_id or ts_utc is malformed; nothing runs
+// then. Registry's error, wrapped. An error naming the request, engine and
+// run when an execution gave no verdict: ErrInternal when the engine failed,
+// ctx's error when ctx was cancelled. Divergences are not errors: they are
+// in the report.
+//
+// # Notes
+//
+// Executions run concurrently, up to GOMAXPROCS at a time. The report does
+// not depend on their order; only results that hang on the wall clock
+// (EXECUTOR_TIMEOUT) can depend on the load.
+func Replay(ctx context.Context, cfg ReplayConfig) (ReplayReport, error) {
+	runs := cfg.Runs
+	if runs == 0 {
+		runs = DefaultReplayRuns
+	}
+	switch {
+	case runs < 0:
+		return ReplayReport{}, fmt.Errorf("replay: runs is %d, want at least 1", cfg.Runs)
+	case len(cfg.Engines) == 0:
+		return ReplayReport{}, errors.New("replay: no engines")
+	case cfg.Registry == nil:
+		return ReplayReport{}, errors.New("replay: no Registry function")
+	}
+	names := make([]runtime.EngineName, len(cfg.Engines))
+	for i, e := range cfg.Engines {
+		names[i] = e.Name()
+		if slices.Contains(names[:i], names[i]) {
+			return ReplayReport{}, fmt.Errorf("replay: engine %s is listed twice", names[i])
+		}
+	}
+	corpus, err := prepareCorpus(cfg.Corpus)
+	if err != nil {
+		return ReplayReport{}, err
+	}
+	regs := make([]*Registry, len(cfg.Engines))
+	for i, e := range cfg.Engines {
+		reg, err := cfg.Registry(ctx, e)
+		if err != nil {
+			return ReplayReport{}, fmt.Errorf("replay: registry for engine %s: %w", names[i], err)
+		}
+		if reg == nil {
+			return ReplayReport{}, fmt.Errorf("replay: no registry for engine %s", names[i])
+		}
+		regs[i] = reg
+	}
+
+	results, err := runCorpus(ctx, corpus, regs, names, runs, cfg.Progress)
+	if err != nil {
+		return ReplayReport{}, err
+	}
+
+	rep := ReplayReport{
+		Summary: ReplaySummary{
+			Requests: len(corpus), Runs: runs, Engines: names,
+			Executions: len(corpus) * runs * len(names),
+		},
+		Requests:    make([]ReplayedRequest, len(corpus)),
+		Divergences: []Divergence{},
+		NotInCorpus: []AuditRef{},
+	}
+	for i, req := range corpus {
+		obs := results[i]
+		first := obs[0]
+		rr := ReplayedRequest{
+			Line: req.Line, Action: req.Request.Action, TraceID: req.Request.TraceID,
+			InputDigest: first.inputDigest, Status: first.status, ReasonCodes: first.reasons,
+			OutputDigest: first.outputDigest, FuelUsed: first.fuel, ModuleDigest: first.moduleDigest,
+		}
+		divs := compareRuns(obs, replayFields)
+		switch {
+		case len(divs) > 0:
+			rr.Verdict = ReplayDiverges
+			rep.Summary.Divergent++
+		case first.timedOut():
+			rr.Verdict = ReplayTimingDependent
+			rep.Summary.TimingDependent++
+		default:
+			rr.Verdict = ReplayAgrees
+			rep.Summary.Agreeing++
+		}
+		rep.Requests[i] = rr
+		for _, d := range divs {
+			d.Kind, d.Line, d.Action, d.TraceID = DivergenceReplay, req.Line, req.Request.Action, req.Request.TraceID
+			rep.Divergences = append(rep.Divergences, d)
+		}
+	}
+	if cfg.Audit != nil {
+		rep.checkAudit(cfg.Audit, results)
+	}
+	return rep, nil
+}
+
+// prepareCorpus numbers the requests, gives each a trace id, and checks
+// every envelope before anything runs.
+func prepareCorpus(in []ReplayRequest) ([]ReplayRequest, error) {
+	out := make([]ReplayRequest, len(in))
+	for i, r := range in {
+		if r.Line == 0 {
+			r.Line = i + 1
+		}
+		if r.Request.TraceID == "" {
+			r.Request.TraceID = ReplayTraceID(r.Line)
+		} else if !uuidPattern.MatchString(r.Request.TraceID) {
+			return nil, fmt.Errorf("corpus line %d: %w: trace_id %q is not a UUID", r.Line, ErrInvalidRequest, r.Request.TraceID)
+		}
+		if r.Request.TsUTC != "" {
+			if err := checkTimestamp(r.Request.TsUTC); err != nil {
+				return nil, fmt.Errorf("corpus line %d: %w", r.Line, err)
+			}
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// replayed is what one run gave, as far as a replay compares it.
+type replayed struct {
+	source       Source
+	status       Status
+	reasons      []ReasonCode
+	inputDigest  string
+	outputDigest *string
+	fuel         uint64
+	moduleDigest string
+}
+
+func (o *replayed) timedOut() bool {
+	return o.status == StatusBlocked && slices.Contains(o.reasons, ExecutorTimeout)
+}
+
+// runCorpus executes every run of every request and returns, per request,
+// the runs engine by engine, run by run.
+func runCorpus(ctx context.Context, corpus []ReplayRequest, regs []*Registry, names []runtime.EngineName, runs int, progress func(done, total int)) ([][]replayed, error) {
+	perRequest := len(regs) * runs
+	total := len(corpus) * perRequest
+	results := make([][]replayed, len(corpus))
+	remaining := make([]atomic.Int32, len(corpus))
+	for i := range corpus {
+		results[i] = make([]replayed, perRequest)
+		remaining[i].Store(int32(perRequest))
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next     atomic.Int64
+		failOnce sync.Once
+		failure  error
+		mu       sync.Mutex // serializes progress calls
+		done     int
+		wg       sync.WaitGroup
+	)
+	for range min(goruntime.GOMAXPROCS(0), total) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				n := int(next.Add(1) - 1)
+				if n >= total {
+					return
+				}
+				req, slot := n/perRequest, n%perRequest
+				engine, run := slot/runs, slot%runs
+				o, err := replayOnce(ctx, regs[engine], corpus[req].Request)
+				if err != nil {
+					failOnce.Do(func() {
+						failure = fmt.Errorf("replay: corpus line %d (%s) on %s, run %d: %w",
+							corpus[req].Line, corpus[req].Request.Action, names[engine], run+1, err)
+						cancel()
+					})
+					return
+				}
+				o.source = Source{Engine: names[engine], Run: run + 1}
+				results[req][slot] = o
+				if remaining[req].Add(-1) == 0 && progress != nil {
+					mu.Lock()
+					done++
+					progress(done, len(corpus))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if failure != nil {
+		return nil, failure
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	return results, nil
+}
+
+// replayOnce executes req once, through a pipeline whose audit record is
+// kept in memory only for its module digest.
+func replayOnce(ctx context.Context, reg *Registry, req ActionRequest) (replayed, error) {
+	sink := audit.NewMemorySink()
+	res, err := New(reg, sink).Execute(ctx, req)
+	if err != nil {
+		return replayed{}, err
+	}
+	recs := sink.Records()
+	if len(recs) != 1 {
+		// The record was refused: the result is AUDIT_LOG_FAILED and the
+		// module digest unknown, which is the replay's failure, not the
+		// executor's.
+		return replayed{}, fmt.Errorf("%w: the run's audit record was refused: %s", ErrInternal, res.Message)
+	}
+	return replayed{
+		status: res.Status, reasons: res.ReasonCodes, inputDigest: res.InputDigest,
+		outputDigest: res.OutputDigest, fuel: res.FuelUsed, moduleDigest: recs[0].ModuleDigest,
+	}, nil
+}
+
+// replayField is one compared field. value returns its JSON value, or false
+// when the field is not compared for that result.
+type replayField struct {
+	name  string
+	value func(o *replayed) (any, bool)
+}
+
+var (
+	fieldStatus       = replayField{"status", func(o *replayed) (any, bool) { return o.status, true }}
+	fieldReasonCodes  = replayField{"reason_codes", func(o *replayed) (any, bool) { return o.reasons, true }}
+	fieldOutputDigest = replayField{"output_digest", func(o *replayed) (any, bool) { return o.outputDigest, true }}
+	fieldModuleDigest = replayField{"module_digest", func(o *replayed) (any, bool) { return o.moduleDigest, true }}
+	// Fuel is not compared for a timeout: how far the guest got depends on
+	// the wall clock.
+	fieldFuelUsed = replayField{"fuel_used", func(o *replayed) (any, bool) { return o.fuel, !o.timedOut() }}
+
+	// replayFields are compared between runs.
+	replayFields = []replayField{fieldStatus, fieldReasonCodes, fieldOutputDigest, fieldFuelUsed, fieldModuleDigest}
+	// auditFields are compared between an audit record and the runs.
+	auditFields = []replayField{fieldStatus, fieldReasonCodes, fieldOutputDigest, fieldModuleDigest}
+)
+
+// compareRuns returns a Divergence (Field and Values only) for every field
+// that does not have one value across obs, in the order of fields.
+func compareRuns(obs []replayed, fields []replayField) []Divergence {
+	var out []Divergence
+	for _, f := range fields {
+		var values []DivergentValue
+		index := map[string]int{}
+		for i := range obs {
+			v, ok := f.value(&obs[i])
+			if !ok {
+				continue
+			}
+			raw, _ := json.Marshal(v) // strings, numbers and lists of strings: cannot fail
+			k, seen := index[string(raw)]
+			if !seen {
+				k = len(values)
+				index[string(raw)] = k
+				values = append(values, DivergentValue{Value: raw})
+			}
+			values[k].Sources = append(values[k].Sources, obs[i].source)
+		}
+		if len(values) > 1 {
+			out = append(out, Divergence{Field: f.name, Values: values})
+		}
+	}
+	return out
+}
+
+// checkAudit compares every audited record with the runs of the corpus
+// request of the same action and input digest (the first such request).
+func (rep *ReplayReport) checkAudit(records []audit.Record, results [][]replayed) {
+	byInput := map[[2]string]int{}
+	for i, rr := range rep.Requests {
+		key := [2]string{rr.Action, rr.InputDigest}
+		if _, dup := byInput[key]; !dup && rr.InputDigest != "" {
+			byInput[key] = i
+		}
+	}
+	sum := &AuditCheckSummary{Records: len(records)}
+	for _, rec := range records {
+		i, ok := byInput[[2]string{rec.Action, rec.InputDigest}]
+		if !ok || rec.InputDigest == "" {
+			sum.NotInCorpus++
+			rep.NotInCorpus = append(rep.NotInCorpus, AuditRef{Seq: rec.Seq, Action: rec.Action, TraceID: rec.TraceID, InputDigest: rec.InputDigest})
+			continue
+		}
+		sum.Checked++
+		reasons := make([]ReasonCode, len(rec.ReasonCodes))
+		for j, c := range rec.ReasonCodes {
+			reasons[j] = ReasonCode(c)
+		}
+		audited := replayed{
+			source: Source{AuditSeq: rec.Seq}, status: Status(rec.Status), reasons: reasons,
+			inputDigest: rec.InputDigest, outputDigest: rec.OutputDigest, fuel: rec.FuelUsed, moduleDigest: rec.ModuleDigest,
+		}
+		divs := compareRuns(append([]replayed{audited}, results[i]...), auditFields)
+		if len(divs) == 0 {
+			sum.Matched++
+			continue
+		}
+		sum.Mismatched++
+		rr := rep.Requests[i]
+		for _, d := range divs {
+			d.Kind, d.Line, d.Action, d.TraceID, d.AuditSeq = DivergenceAudit, rr.Line, rr.Action, rr.TraceID, rec.Seq
+			rep.Divergences = append(rep.Divergences, d)
+		}
+	}
+	rep.Summary.Audit = sum
+}
+
+// String names the divergence in one line: the request, the field, and each
+// value with where it was seen, e.g.
+//
+//	line 3 (math.sum): fuel_used differs: 120 on wazero runs 1-3; 121 on wazero-interp runs 1-3
+func (d Divergence) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "line %d (%s)", d.Line, d.Action)
+	if d.Kind == DivergenceAudit {
+		fmt.Fprintf(&b, " vs audit seq %d", d.AuditSeq)
+	}
+	fmt.Fprintf(&b, ": %s differs: ", d.Field)
+	for i, v := range d.Values {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.Write(v.Value)
+		b.WriteString(describeSources(v.Sources))
+	}
+	return b.String()
+}
+
+// describeSources says where a value was seen: " in audit seq 4",
+// " on wazero runs 1-3, wazero-interp run 2", or both joined by "and".
+func describeSources(srcs []Source) string {
+	var audits []string
+	var engines []runtime.EngineName
+	runs := map[runtime.EngineName][]int{}
+	for _, s := range srcs {
+		if s.Engine == "" {
+			audits = append(audits, s.String())
+			continue
+		}
+		if _, ok := runs[s.Engine]; !ok {
+			engines = append(engines, s.Engine)
+		}
+		runs[s.Engine] = append(runs[s.Engine], s.Run)
+	}
+	var parts []string
+	if len(audits) > 0 {
+		parts = append(parts, " in "+strings.Join(audits, ", "))
+	}
+	if len(engines) > 0 {
+		on := make([]string, len(engines))
+		for i, e := range engines {
+			rs := runs[e]
+			word := "run"
+			if len(rs) > 1 {
+				word = "runs"
+			}
+			on[i] = fmt.Sprintf("%s %s %s", e, word, runList(rs))
+		}
+		parts = append(parts, " on "+strings.Join(on, ", "))
+	}
+	return strings.Join(parts, " and")
+}
+
+// runList writes run numbers compactly: 1-3,5.
+func runList(rs []int) string {
+	rs = slices.Clone(rs)
+	slices.Sort(rs)
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(rs[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(rs[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
