@@ -119,6 +119,13 @@ clang --target=wasm32 -O2 -nostdlib -ffreestanding -Wall -Wextra -Werror \
 	die "sort.wasm has imports; the strict profile allows none: $(imports "$work/sort.wasm" | tr '\n' ' ')"
 built+=("$work/sort.wasm $guests/c/sort/manifest.json $out/sort.wasm")
 
+# floats also uses SIMD (-msimd128), for the NaN determinism tests.
+clang --target=wasm32 -O2 -msimd128 -nostdlib -ffreestanding -Wall -Wextra -Werror \
+	-Wl,--no-entry -o "$work/floats.wasm" "$guests/c/floats/floats.c"
+[ -z "$(imports "$work/floats.wasm")" ] ||
+	die "floats.wasm has imports; the strict profile allows none"
+built+=("$work/floats.wasm $guests/c/floats/manifest.json $out/floats.wasm")
+
 # --- Go -----------------------------------------------------------------------
 # guests/go is a module of its own; -trimpath and -buildvcs=false keep paths
 # and VCS state out of the binary.

@@ -108,7 +108,9 @@ func TestUnicodeThroughWasm(t *testing.T) {
 }
 
 // TestSameResultOnBothEngines runs every fixture on wazero's compiler and
-// interpreter and requires the same verdict and digests.
+// interpreter and requires the same verdict, digests and fuel — including
+// the float-heavy one, whose NaN bits differ between the two without NaN
+// canonicalization, and the infinite loop and recursion bombs.
 func TestSameResultOnBothEngines(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct{ fixture, payload string }{
@@ -124,27 +126,46 @@ func TestSameResultOnBothEngines(t *testing.T) {
 		{"bigout.wasm", `{}`},
 		{"notjson.wasm", `{}`},
 		{"noout.wasm", `{}`},
+		{"floats.wasm", `{"count":300,"seed":11}`},
+		{"loop.wasm", `{}`},
+		{"recurse.wasm", `{}`},
+		{"spin.wasm", `{"n":12345}`},
+		{"startloop.wasm", `{}`},
+		{"tablegrow.wasm", `{}`},
 	}
 	type verdict struct {
 		Status       pipeline.Status
 		Codes        []pipeline.ReasonCode
 		InputDigest  string
 		OutputDigest *string
+		FuelUsed     uint64
 	}
 	results := map[runtime.EngineName][]verdict{}
 	for _, name := range runtime.Engines() {
 		engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name))
 		require.NoError(t, err)
 		for _, c := range cases {
-			reg, err := pipeline.RegistryForModule(ctx, engine, filepath.Join("..", "testdata", c.fixture), "", runtime.Limits{})
+			// A generous clock: the interpreter under the race detector is slow, and
+			// this test is about determinism, not deadlines.
+			reg, err := pipeline.RegistryForModule(ctx, engine, filepath.Join("..", "testdata", c.fixture), "", runtime.Limits{TimeoutMs: 120_000})
 			require.NoError(t, err)
 			res, err := pipeline.New(reg, audit.NewMemorySink()).Execute(ctx, pipeline.ActionRequest{Payload: json.RawMessage(c.payload), Action: reg.Actions()[0]})
 			require.NoError(t, err)
-			results[name] = append(results[name], verdict{res.Status, res.ReasonCodes, res.InputDigest, res.OutputDigest})
+			results[name] = append(results[name], verdict{res.Status, res.ReasonCodes, res.InputDigest, res.OutputDigest, res.FuelUsed})
 		}
 		require.NoError(t, engine.Close(ctx))
 	}
 	for i, c := range cases {
 		assert.Equal(t, results[runtime.EngineWazero][i], results[runtime.EngineWazeroInterp][i], c.fixture)
+		assert.NotZero(t, results[runtime.EngineWazero][i].FuelUsed, "%s: fuel is metered", c.fixture)
 	}
+	// The limits that used to depend on the engine now give one verdict.
+	byFixture := map[string]verdict{}
+	for i, c := range cases {
+		byFixture[c.fixture] = results[runtime.EngineWazero][i]
+	}
+	assert.Equal(t, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, byFixture["loop.wasm"].Codes)
+	assert.Equal(t, uint64(200_000), byFixture["loop.wasm"].FuelUsed, "the manifest's budget, all spent")
+	assert.Equal(t, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.StackExhausted}, byFixture["recurse.wasm"].Codes)
+	assert.Equal(t, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, byFixture["startloop.wasm"].Codes)
 }

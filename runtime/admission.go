@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -89,10 +90,12 @@ type ModuleInfo struct {
 }
 
 // abiV1 lists the ABI v1 function exports and their signatures.
-var abiV1 = []struct {
+type abiExport struct {
 	name            string
 	params, results string
-}{
+}
+
+var abiV1 = []abiExport{
 	{host.ExportAlloc, "i32", "i32"},
 	{host.ExportExecute, "i32 i32", "i32"},
 	{host.ExportOutputPtr, "", "i32"},
@@ -237,6 +240,16 @@ func admitMemory(m *wasmbin.Module, info *ModuleInfo) error {
 }
 
 func admitExports(m *wasmbin.Module) (Convention, error) {
+	// The host adds exports of its own (the fuel and depth counters, the
+	// moved start function) under the wg_ prefix.
+	for _, e := range m.Exports {
+		if !strings.HasPrefix(e.Name, "wg_") {
+			continue
+		}
+		if !slices.ContainsFunc(abiV1, func(f abiExport) bool { return f.name == e.Name }) {
+			return "", refuse("export %s: names beginning wg_ are reserved for ABI v1 and the host", e.Name)
+		}
+	}
 	attempted := false
 	for _, f := range abiV1 {
 		if _, ok := m.Export(f.name); ok {

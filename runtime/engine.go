@@ -38,6 +38,13 @@ const ErrUnknownEngine = errorString("runtime: unknown engine")
 type Config struct {
 	engine   EngineName
 	cacheDir string
+
+	// For the side-by-side benchmarks only: run modules as admitted, without
+	// instrumentation (no fuel, no depth limit, no NaN canonicalization), and
+	// stop them at the deadline with wazero's context watcher when
+	// watchContext is set.
+	uninstrumented bool
+	watchContext   bool
 }
 
 // NewConfig returns the default configuration: wazero's compiler, no on-disk

@@ -62,7 +62,10 @@ type Outcome struct {
 // runState is what the host observed during one execution, beyond the error
 // the engine returned.
 type runState struct {
-	memoryRefused bool // a memory.grow was refused because of memory_pages
+	memoryRefused bool   // a memory.grow was refused because of memory_pages
+	fuelLeft      int64  // the fuel global when the guest stopped
+	interrupted   bool   // the host drove the fuel global negative (deadline or cancellation)
+	depth         uint32 // the call depth when the guest stopped
 }
 
 // classify turns the error of an execution into an Outcome. It is the one
@@ -116,9 +119,19 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 		return Outcome{Kind: StackExhausted, Message: "call stack exhausted"}, nil
 	}
 	if trap, ok := wasmTrap(err); ok {
+		// The instrumented checks all trap with unreachable; the globals
+		// say which limit it was. A guest's own trap happens with fuel left
+		// (charges are checked before a block runs) and the depth in range.
 		switch {
-		case trap == "stack overflow":
-			return Outcome{Kind: StackExhausted, Message: "call stack exhausted"}, nil
+		case st.interrupted || st.fuelLeft < interruptThreshold:
+			if perr := parent.Err(); perr != nil {
+				return Outcome{}, fmt.Errorf("execution cancelled: %w", perr)
+			}
+			return Outcome{Kind: Timeout, Message: "timeout_ms elapsed"}, nil
+		case st.fuelLeft < 0:
+			return Outcome{Kind: FuelExhausted, Message: "fuel exhausted"}, nil
+		case st.depth > MaxCallDepth || trap == "stack overflow":
+			return Outcome{Kind: StackExhausted, Message: fmt.Sprintf("call depth exceeded %d", MaxCallDepth)}, nil
 		case st.memoryRefused:
 			return Outcome{Kind: MemoryExhausted, Message: "trap (" + trap + ") after a memory.grow beyond memory_pages was refused"}, nil
 		}

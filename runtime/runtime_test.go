@@ -186,13 +186,15 @@ func TestRunOutcomes(t *testing.T) {
 		{"trap.wasm", `{}`, runtime.Limits{}, runtime.Failed, "", "trap: unreachable"},
 		{"noout.wasm", `{}`, runtime.Limits{}, runtime.Completed, "", ""},
 		{"notjson.wasm", `{}`, runtime.Limits{}, runtime.Completed, "not json", ""},
-		{"loop.wasm", `{}`, runtime.Limits{TimeoutMs: 50}, runtime.Timeout, "", "timeout_ms"},
+		{"loop.wasm", `{}`, runtime.Limits{TimeoutMs: 50, Fuel: 1 << 62}, runtime.Timeout, "", "timeout_ms"},
+		{"loop.wasm", `{}`, runtime.Limits{Fuel: 100000}, runtime.FuelExhausted, "", "fuel exhausted"},
 		{"grow.wasm", `{}`, runtime.Limits{MemoryPages: 8}, runtime.MemoryExhausted, "", "memory_pages"},
-		{"recurse.wasm", `{}`, runtime.Limits{}, runtime.StackExhausted, "", "stack"},
+		{"recurse.wasm", `{}`, runtime.Limits{}, runtime.StackExhausted, "", "call depth exceeded 1000"},
 		{"bigout.wasm", `{}`, runtime.Limits{MaxOutputBytes: 65536}, runtime.OutputTooLarge, "", "max_output_bytes"},
 		{"echo.wasm", `{"a":1}`, runtime.Limits{MaxOutputBytes: 3}, runtime.OutputTooLarge, "", "max_output_bytes"},
 		{"tablegrow.wasm", `{}`, runtime.Limits{}, runtime.Completed, `{"elements":1048576}`, ""},
-		{"startloop.wasm", `{}`, runtime.Limits{TimeoutMs: 50}, runtime.Timeout, "", "timeout_ms"},
+		{"startloop.wasm", `{}`, runtime.Limits{TimeoutMs: 50, Fuel: 1 << 62}, runtime.Timeout, "", "timeout_ms"},
+		{"startloop.wasm", `{}`, runtime.Limits{Fuel: 1000}, runtime.FuelExhausted, "", "fuel exhausted"},
 	}
 	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
 		for _, tt := range tests {
@@ -429,7 +431,7 @@ func TestAdmissionRefusesEachFeature(t *testing.T) {
 		{"_start with parameters", mod(types, sec(3, []byte{1, 0}), sec(7, []byte{1}, str("_start"), []byte{0, 0}), sec(10, []byte{1, 4, 0, 0x20, 0, 0x0b})), "export _start has signature (i32) -> (i32)"},
 		{"ABI v1 with a mistyped export", mod(types, sec(3, []byte{1, 1}), sec(7, []byte{1}, str("wg_alloc"), []byte{0, 0}), sec(10, []byte{1, 2, 0, 0x0b})), "export wg_alloc has signature () -> (); ABI v1 requires (i32) -> (i32)"},
 		{"ABI v1 without the rest", mod(types, sec(3, []byte{1, 0}), sec(7, []byte{1}, str("wg_alloc"), []byte{0, 0}), sec(10, []byte{1, 4, 0, 0x20, 0, 0x0b})), "missing ABI v1 exports: wg_execute, wg_output_ptr, wg_output_len, memory"},
-		{"instructions beyond Wasm 2.0 (atomics)", mod(types, sec(3, []byte{1, 1}), sec(5, []byte{1, 0, 1}), sec(7, []byte{1}, str("_start"), []byte{0, 0}), sec(10, []byte{1, 5, 0, 0xfe, 0x03, 0x00, 0x0b})), "does not validate"},
+		{"instructions beyond Wasm 2.0 (atomics)", mod(types, sec(3, []byte{1, 1}), sec(5, []byte{1, 0, 1}), sec(7, []byte{1}, str("_start"), []byte{0, 0}), sec(10, []byte{1, 5, 0, 0xfe, 0x03, 0x00, 0x0b})), "opcode 0xfe 0x3 (threads) is not supported"},
 	}
 	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
 		for _, tt := range tests {

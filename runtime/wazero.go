@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -11,7 +12,12 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/runtime/internal/instrument"
 )
+
+// instrumentOptions are the same for every module and engine: that is what
+// makes fuel counts and stack limits identical everywhere.
+var instrumentOptions = instrument.Options{MaxCallDepth: MaxCallDepth, CanonicalizeNaN: true}
 
 // wazeroEngine runs modules on one wazero.Runtime. The virtual WASI is
 // instantiated once into that runtime; guests bind to it by name and reach
@@ -19,6 +25,11 @@ import (
 type wazeroEngine struct {
 	name EngineName
 	rt   wazero.Runtime
+	// interruptible: the deadline is enforced by driving the fuel global
+	// negative (compiler) rather than by wazero's context watcher.
+	interruptible bool
+	// uninstrumented: see Config.
+	uninstrumented bool
 
 	// moduleConfig is shared by every instantiation: unnamed (so instances
 	// coexist), no start functions (the host decides what to call), and a
@@ -44,9 +55,15 @@ func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
 		rc = wazero.NewRuntimeConfigCompiler()
 	}
 	// The Wasm 2.0 feature set, nothing beyond: no threads, no relaxed SIMD.
+	// The compiler is stopped at the deadline through the instrumented fuel
+	// global (see meter), which costs nothing until it fires; wazero's own
+	// context watcher costs ~40x on tight loops. The interpreter keeps the
+	// watcher: it keeps globals in Go memory, so writing one while the
+	// guest runs would be a data race, and the watcher's relative cost there
+	// is small.
+	interp := cfg.engine == EngineWazeroInterp
 	rc = rc.WithCoreFeatures(api.CoreFeaturesV2).
-		// The wall-clock backstop; see docs/RATIONALE.md for its cost.
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(interp || cfg.watchContext).
 		WithCustomSections(false)
 	if cfg.cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
@@ -56,10 +73,12 @@ func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
 		rc = rc.WithCompilationCache(cache)
 	}
 	e := &wazeroEngine{
-		name:         cfg.engine,
-		rt:           wazero.NewRuntimeWithConfig(ctx, rc),
-		moduleConfig: wazero.NewModuleConfig().WithName("").WithStartFunctions().WithRandSource(zeroReader{}),
-		cache:        map[string]*cacheEntry{},
+		name:           cfg.engine,
+		interruptible:  !interp && !cfg.uninstrumented,
+		uninstrumented: cfg.uninstrumented,
+		rt:             wazero.NewRuntimeWithConfig(ctx, rc),
+		moduleConfig:   wazero.NewModuleConfig().WithName("").WithStartFunctions().WithRandSource(zeroReader{}),
+		cache:          map[string]*cacheEntry{},
 	}
 	if err := e.instantiateHost(ctx, host.WASIModule, host.WASI()); err != nil {
 		_ = e.rt.Close(ctx)
@@ -99,7 +118,9 @@ func (e *wazeroEngine) Close(ctx context.Context) error {
 }
 
 func (e *wazeroEngine) Load(ctx context.Context, wasm []byte) (Module, error) {
-	digest := digestHex(wasm)
+	// Compiled code is the instrumented module: the key names the
+	// instrumenter's version too.
+	digest := digestHex(wasm) + "/instrument-v" + strconv.Itoa(instrument.Version)
 	e.mu.Lock()
 	entry, ok := e.cache[digest]
 	if !ok {
@@ -134,6 +155,12 @@ func (e *wazeroEngine) compile(ctx context.Context, wasm []byte) (*wazeroModule,
 	if err != nil {
 		return nil, err
 	}
+	if !e.uninstrumented {
+		code, err = instrument.Instrument(code, instrumentOptions)
+		if err != nil {
+			return nil, &AdmissionError{Problem: "cannot instrument the module", Err: err}
+		}
+	}
 	compiled, err := e.rt.CompileModule(ctx, code)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -159,20 +186,28 @@ func (m *wazeroModule) Run(ctx context.Context, in Input) (Outcome, error) {
 			"the module's memory starts at %d pages; memory_pages allows %d", m.info.MemoryMinPages, lim.MemoryPages)}, nil
 	}
 	sess := host.NewSession(in.Bytes, in.Digest, int(lim.MaxOutputBytes))
-	alloc := &memoryAllocator{limit: uint64(lim.MemoryPages) * 65536}
+	alloc := &memoryAllocator{limit: uint64(lim.MemoryPages) * pageSize}
+	meter := newMeter(lim.Fuel)
 
 	runCtx, cancel := context.WithTimeout(ctx, time.Duration(lim.TimeoutMs)*time.Millisecond)
 	defer cancel()
 	runCtx = experimental.WithMemoryAllocator(host.WithSession(runCtx, sess), alloc)
 
-	out, err := m.run(runCtx, in.Bytes, sess, int(lim.MaxOutputBytes))
+	out, depth, err := m.run(runCtx, in.Bytes, sess, int(lim.MaxOutputBytes), meter)
+	left, interrupted := meter.finish()
 	// The instance is closed and the guest no longer runs: its memory can
 	// be wiped and reused.
 	defer alloc.release()
-	o, cerr := classify(ctx, err, runState{memoryRefused: alloc.refused()})
+	o, cerr := classify(ctx, err, runState{
+		memoryRefused: alloc.refused(),
+		fuelLeft:      left,
+		interrupted:   interrupted,
+		depth:         depth,
+	})
 	if cerr != nil {
 		return Outcome{}, cerr
 	}
+	o.FuelUsed = meter.used(left, interrupted)
 	if o.Kind == Completed {
 		o.Output = out
 	}
@@ -181,35 +216,66 @@ func (m *wazeroModule) Run(ctx context.Context, in Input) (Outcome, error) {
 }
 
 // run instantiates a fresh instance and drives it by the module's calling
-// convention. The instance never outlives the call.
-func (m *wazeroModule) run(ctx context.Context, input []byte, sess *host.Session, maxOutput int) ([]byte, error) {
+// convention. The instance never outlives the call. depth is the call depth
+// the instance reached when it stopped (above MaxCallDepth after a stack
+// trap).
+func (m *wazeroModule) run(ctx context.Context, input []byte, sess *host.Session, maxOutput int, meter *meter) (out []byte, depth uint32, err error) {
 	mod, err := m.engine.rt.InstantiateModule(ctx, m.compiled, m.engine.moduleConfig)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer mod.Close(context.WithoutCancel(ctx))
+	slice, ok1 := mod.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
+	reserve, ok2 := mod.ExportedGlobal(instrument.ReserveGlobal).(api.MutableGlobal)
+	switch {
+	case m.engine.uninstrumented:
+	case !ok1 || !ok2:
+		return nil, 0, fmt.Errorf("instrumented module exports no mutable %s and %s", instrument.FuelGlobal, instrument.ReserveGlobal)
+	case m.engine.interruptible:
+		meter.arm(ctx, wazeroFuel{slice}, wazeroFuel{reserve})
+	default:
+		meter.setBudget(wazeroFuel{slice}, wazeroFuel{reserve})
+	}
+	defer func() {
+		if g := mod.ExportedGlobal(instrument.DepthGlobal); g != nil {
+			depth = uint32(g.Get())
+		}
+	}()
 	inst := wazeroInstance{mod}
 
+	// The start function, moved out of instantiation by the instrumenter so
+	// that it runs metered.
+	if mod.ExportedFunction(instrument.StartExport) != nil {
+		if _, err := inst.Call(ctx, instrument.StartExport); err != nil {
+			return nil, 0, err
+		}
+	}
 	if m.info.Convention == ConventionCommand {
 		// proc_exit(0) ends a command successfully by unwinding with an
 		// error, so stdout is the output whatever _start returned.
 		_, err := inst.Call(ctx, host.ExportStart)
-		return sess.Stdout(), err
+		return sess.Stdout(), 0, err
 	}
 	if m.info.Reactor {
 		if _, err := inst.Call(ctx, host.ExportInitialize); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	res, err := host.RunABIv1(ctx, inst, input, maxOutput)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if res.Status == host.StatusError {
-		return nil, &executorError{msg: string(res.Output)}
+		return nil, 0, &executorError{msg: string(res.Output)}
 	}
-	return res.Output, nil
+	return res.Output, 0, nil
 }
+
+// wazeroFuel adapts an exported i64 global to fuelGlobal.
+type wazeroFuel struct{ g api.MutableGlobal }
+
+func (f wazeroFuel) Get() int64  { return int64(f.g.Get()) }
+func (f wazeroFuel) Set(v int64) { f.g.Set(uint64(v)) }
 
 // executorError is a guest's own report of failure (ABI v1 status 1).
 type executorError struct{ msg string }

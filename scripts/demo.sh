@@ -17,7 +17,7 @@ expect() {
 	local want=$1; shift
 	local out rc=0
 	out=$("$@" 2>"$work/stderr") || rc=$?
-	if command -v jq >/dev/null 2>&1 && [[ $out == \{* ]]; then
+	if command -v jq >/dev/null 2>&1 && [[ $out == *'"status"'* ]]; then
 		echo "$out" | jq -c '{status, reason_codes, executor_id, output, fuel_used, message}' 2>/dev/null || echo "$out"
 	else
 		echo "$out"
@@ -45,8 +45,15 @@ expect 0 "$BIN" run --wasm testdata/textstats.wasm --input '{"text":"go runs her
 step "An executor error is FAILED" "$BIN run --wasm testdata/fail.wasm --input '{}'"
 expect 1 "$BIN" run --wasm testdata/fail.wasm --input '{}' --audit "$AUDIT"
 
-step "An infinite loop is stopped by the wall clock" "$BIN run --wasm testdata/loop.wasm --input '{}' --timeout-ms 200"
-expect 3 "$BIN" run --wasm testdata/loop.wasm --input '{}' --timeout-ms 200 --audit "$AUDIT"
+step "An infinite loop runs out of fuel: a deterministic instruction budget" "$BIN run --wasm testdata/loop.wasm --input '{}'"
+expect 3 "$BIN" run --wasm testdata/loop.wasm --input '{}' --audit "$AUDIT"
+
+step "Given all the fuel in the world, the wall clock still stops it" "$BIN run --wasm testdata/loop.wasm --input '{}' --fuel 4000000000000000000 --timeout-ms 200"
+expect 3 "$BIN" run --wasm testdata/loop.wasm --input '{}' --fuel 4000000000000000000 --timeout-ms 200 --audit "$AUDIT"
+
+step "Float results are bit-identical on every engine (NaNs canonicalized)" "$BIN run --wasm testdata/floats.wasm --engine wazero-interp --input '{\"count\":500,\"seed\":1}'"
+expect 0 "$BIN" run --wasm testdata/floats.wasm --input '{"count":500,"seed":1}' --audit "$AUDIT"
+expect 0 "$BIN" run --wasm testdata/floats.wasm --engine wazero-interp --input '{"count":500,"seed":1}' --audit "$AUDIT"
 
 step "A memory bomb hits memory_pages" "$BIN run --wasm testdata/grow.wasm --input '{}' --memory-pages 16"
 expect 3 "$BIN" run --wasm testdata/grow.wasm --input '{}' --memory-pages 16 --audit "$AUDIT"

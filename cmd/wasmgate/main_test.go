@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "wasmgate")
+	// One compilation cache for every command the tests start: large guests
+	// are compiled once, not once per process.
+	os.Setenv("WASMGATE_CACHE_DIR", filepath.Join(dir, "cache"))
 	build := exec.Command("go", "build", "-o", binary, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -106,13 +109,16 @@ func TestRunWasm(t *testing.T) {
 		{"payload 20 KB vs 10000", []string{"--wasm", td("echo.wasm"), "--max-payload-bytes", "10000", "--input", `"` + strings.Repeat("x", 20000) + `"`}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "PAYLOAD_TOO_LARGE"}, ""},
 		{"15 levels vs max_depth 10", []string{"--wasm", td("echo.wasm"), "--max-depth", "10", "--input", strings.Repeat("[", 15) + strings.Repeat("]", 15)}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "DEPTH_EXCEEDED"}, ""},
 		{"200 items vs max_list_items 100", []string{"--wasm", td("echo.wasm"), "--max-list-items", "100", "--input", "[" + strings.TrimSuffix(strings.Repeat("0,", 200), ",") + "]"}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "LIST_TOO_LONG"}, ""},
-		{"infinite loop", []string{"--wasm", td("loop.wasm"), "--timeout-ms", "100", "--input", `{}`}, "", 3, "BLOCKED", []string{"EXECUTOR_TIMEOUT"}, ""},
+		{"infinite loop against the clock", []string{"--wasm", td("loop.wasm"), "--timeout-ms", "100", "--fuel", "4000000000000000000", "--input", `{}`}, "", 3, "BLOCKED", []string{"EXECUTOR_TIMEOUT"}, ""},
+		{"infinite loop against fuel", []string{"--wasm", td("loop.wasm"), "--fuel", "100000", "--input", `{}`}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}, ""},
+		{"infinite loop with the manifest's fuel", []string{"--wasm", td("loop.wasm"), "--input", `{}`}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}, ""},
 		{"memory bomb", []string{"--wasm", td("grow.wasm"), "--memory-pages", "8", "--input", `{}`}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}, ""},
 		{"go guest over its memory", []string{"--wasm", td("textstats.wasm"), "--memory-pages", "4", "--input", `{"text":"x"}`}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}, ""},
 		{"deep recursion", []string{"--wasm", td("recurse.wasm"), "--input", `{}`}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "STACK_EXHAUSTED"}, ""},
 		{"oversized output", []string{"--wasm", td("bigout.wasm"), "--input", `{}`}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "OUTPUT_TOO_LARGE"}, ""},
 		{"table.grow bomb stops at the cap", []string{"--wasm", td("tablegrow.wasm"), "--input", `{}`}, "", 0, "SUCCESS", []string{}, `{"elements":1048576}`},
-		{"start function that never returns", []string{"--wasm", td("startloop.wasm"), "--timeout-ms", "100", "--input", `{}`}, "", 3, "BLOCKED", []string{"EXECUTOR_TIMEOUT"}, ""},
+		{"start function that never returns", []string{"--wasm", td("startloop.wasm"), "--timeout-ms", "100", "--fuel", "4000000000000000000", "--input", `{}`}, "", 3, "BLOCKED", []string{"EXECUTOR_TIMEOUT"}, ""},
+		{"start function out of fuel", []string{"--wasm", td("startloop.wasm"), "--fuel", "1000", "--input", `{}`}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}, ""},
 		{"output over a lowered limit", []string{"--wasm", td("echo.wasm"), "--max-output-bytes", "5", "--input", `{"a":"bcdef"}`}, "", 3, "BLOCKED", []string{"LIMIT_EXCEEDED", "OUTPUT_TOO_LARGE"}, ""},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -30,12 +31,13 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	fs.StringVar(&f.inputFile, "input-file", "", "read the payload from this file")
 	fs.StringVar(&f.audit, "audit", "", "append the audit record to this JSON Lines file")
 	fs.StringVar(&f.engine, "engine", string(runtime.EngineWazero), "Wasm engine: wazero or wazero-interp")
-	fs.StringVar(&f.cacheDir, "cache-dir", "", "keep compiled code in this directory across runs")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.StringVar(&f.traceID, "trace-id", "", "trace id (UUID) of the request (default: random)")
 	pretty := fs.Bool("pretty", false, "indent the printed result (the output is then re-indented too)")
 	fs.Int64Var(&f.limits.TimeoutMs, "timeout-ms", 0, "wall-clock limit in milliseconds (default: manifest, else 1000)")
 	fs.Var(uint32Flag{&f.limits.MemoryPages}, "memory-pages", "memory limit in 64 KiB pages (default: manifest, else 256)")
 	fs.Int64Var(&f.limits.MaxPayloadBytes, "max-payload-bytes", 0, "limit on canonical input and output bytes (default: manifest, else 65536)")
+	fs.Uint64Var(&f.limits.Fuel, "fuel", 0, "instruction budget (default: manifest, else 50000000)")
 	fs.IntVar(&f.limits.MaxDepth, "max-depth", 0, "JSON nesting limit (default: manifest, else 16)")
 	fs.IntVar(&f.limits.MaxListItems, "max-list-items", 0, "longest-list limit (default: manifest, else 1000)")
 	fs.Int64Var(&f.limits.MaxOutputBytes, "max-output-bytes", 0, "output size limit (default: manifest, else 65536)")
@@ -92,7 +94,7 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 		return none, err
 	}
 
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName).WithCompilationCacheDir(f.cacheDir))
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName).WithCompilationCacheDir(cacheDir(f.cacheDir)))
 	if err != nil {
 		return none, err
 	}
@@ -183,4 +185,26 @@ func (u uint32Flag) Set(s string) error {
 	}
 	*u.p = uint32(v)
 	return nil
+}
+
+// cacheDir resolves where compiled code is kept across runs: the flag, else
+// $WASMGATE_CACHE_DIR, else wasmgate/ in the user's cache directory; "off"
+// (in either) disables the cache. A large guest (a Go program, the JS
+// engine) compiles in seconds and loads from the cache in milliseconds.
+func cacheDir(flag string) string {
+	dir := flag
+	if dir == "" {
+		dir = os.Getenv("WASMGATE_CACHE_DIR")
+	}
+	if dir == "off" {
+		return ""
+	}
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(base, "wasmgate")
+	}
+	return dir
 }

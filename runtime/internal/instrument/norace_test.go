@@ -1,0 +1,5 @@
+//go:build !race
+
+package instrument
+
+const raceEnabled = false
