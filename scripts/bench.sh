@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: runs the side-by-side benchmarks and prints, for each group,
 # the median ns/op, B/op and allocs/op of every variant and its ratio to the
-# group's baseline (the native executor). Paste the table into
+# group's baseline (the native executor, or the uninstrumented module). Paste the table into
 # docs/BENCHMARKS.md together with the machine it ran on.
 #
 #   COUNT=5 BENCHTIME=2s scripts/bench.sh
@@ -13,10 +13,16 @@ benchtime=${BENCHTIME:-2s}
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 
-go test -run '^$' -bench 'BenchmarkPipeline|BenchmarkExecutorOnly' -benchmem -count "$count" -benchtime "$benchtime" ./pipeline/ | tee "$raw"
+# The instrumentation-speed benchmark includes the QuickJS engine module when
+# it has been fetched (pinned version and hash); without it, the others run.
+scripts/fetch-quickjs.sh >/dev/null 2>&1 || echo "bench: QuickJS not fetched; instrumenting it is skipped" >&2
+
+pattern=${BENCH:-'BenchmarkPipeline|BenchmarkExecutorOnly|BenchmarkTightLoop|BenchmarkSortC|BenchmarkInstrument$'}
+go test -run '^$' -bench "$pattern" -benchmem -count "$count" -benchtime "$benchtime" \
+	./pipeline/ ./runtime/ ./runtime/internal/instrument/ | tee "$raw"
 
 echo
-echo "| benchmark | ns/op (median of $count) | ratio to native | B/op | allocs/op |"
+echo "| benchmark | ns/op (median of $count) | ratio to baseline | B/op | allocs/op |"
 echo "|---|---:|---:|---:|---:|"
 awk '
 /^Benchmark/ {
@@ -34,7 +40,7 @@ END {
 	for (i = 1; i <= k; i++) {
 		name = order[i]; group = name; sub(/\/[^\/]*$/, "", group)
 		m = median(name)
-		if (name ~ /\/native$/) base[group] = m
+		if (name ~ /\/(native|plain)$/) base[group] = m
 		ratio = (group in base) ? sprintf("%.2fx", m / base[group]) : "-"
 		printf "| %s | %.0f | %s | %s | %s |\n", name, m, ratio, bytes[name], allocs[name]
 	}
