@@ -164,6 +164,9 @@ for entry in "${built[@]}"; do
 	read -r wasm _ dest <<<"$entry"
 	cp "$wasm" "$dest"
 done
+# The instrumenter's own NaN test module lives beside its test.
+wat2wasm "$repo/runtime/internal/instrument/testdata/nan.wat" \
+	-o "$repo/runtime/internal/instrument/testdata/nan.wasm"
 # nomanifest: echo as a toolchain without custom sections leaves it, for the
 # paths that must cope with a module that carries no manifest.
 wat2wasm --debug-names "$guests/wat/echo.wat" -o "$out/nomanifest.wasm"
