@@ -147,7 +147,7 @@ func (e env) replay(ctx context.Context, f replayFlags) (pipeline.ReplayReport, 
 
 	engines := make([]runtime.Engine, len(names))
 	for i, name := range names {
-		eng, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name))
+		eng, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir("")))
 		if err != nil {
 			return none, err
 		}
@@ -163,24 +163,11 @@ func (e env) replay(ctx context.Context, f replayFlags) (pipeline.ReplayReport, 
 		if reg, ok := registries[eng.Name()]; ok {
 			return reg, nil
 		}
-		var reg *pipeline.Registry
-		var err error
-		if f.wasm != "" {
-			reg, err = pipeline.RegistryForModule(ctx, eng, f.wasm, "", runtime.Limits{})
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, usagef("--wasm: %v", err)
-			}
-		} else {
-			reg, err = pipeline.LoadRegistry(ctx, f.config, eng)
-			if err != nil {
-				return nil, usagef("--config: %v", err)
-			}
-			if len(registries) == 0 {
-				for _, p := range reg.Problems() {
-					fmt.Fprintf(e.stderr, "wasmgate replay: warning: %s\n", p)
-				}
-			}
+		var warn func(string)
+		if len(registries) == 0 {
+			warn = func(problem string) { fmt.Fprintf(e.stderr, "wasmgate replay: warning: %s\n", problem) }
 		}
+		reg, err := loadRegistry(ctx, eng, registrySource{wasm: f.wasm, config: f.config}, warn)
 		if err != nil {
 			return nil, err
 		}

@@ -100,22 +100,8 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 	}
 	defer engine.Close(ctx)
 
-	var reg *pipeline.Registry
-	if f.wasm != "" {
-		reg, err = pipeline.RegistryForModule(ctx, engine, f.wasm, f.action, f.limits)
-		if errors.Is(err, os.ErrNotExist) {
-			return none, usagef("--wasm: %v", err)
-		}
-	} else {
-		reg, err = pipeline.LoadRegistry(ctx, f.config, engine)
-		if err != nil {
-			// The configuration the user named is unusable.
-			return none, usagef("--config: %v", err)
-		}
-		for _, p := range reg.Problems() {
-			fmt.Fprintf(e.stderr, "wasmgate run: warning: %s\n", p)
-		}
-	}
+	reg, err := loadRegistry(ctx, engine, registrySource{wasm: f.wasm, config: f.config, action: f.action, limits: f.limits},
+		func(problem string) { fmt.Fprintf(e.stderr, "wasmgate run: warning: %s\n", problem) })
 	if err != nil {
 		return none, err
 	}
@@ -207,4 +193,36 @@ func cacheDir(flag string) string {
 		dir = filepath.Join(base, "wasmgate")
 	}
 	return dir
+}
+
+// registrySource is where the executors of a command come from: one module
+// (--wasm, with its action name and limit overrides) or a registry file
+// (--config).
+type registrySource struct {
+	wasm, config, action string
+	limits               runtime.Limits
+}
+
+// loadRegistry builds the registry of a command on engine, turning a missing
+// module or an unusable configuration into usage errors. warn, when not nil,
+// receives the configuration's broken routes.
+func loadRegistry(ctx context.Context, engine runtime.Engine, src registrySource, warn func(string)) (*pipeline.Registry, error) {
+	if src.wasm != "" {
+		reg, err := pipeline.RegistryForModule(ctx, engine, src.wasm, src.action, src.limits)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, usagef("--wasm: %v", err)
+		}
+		return reg, err
+	}
+	reg, err := pipeline.LoadRegistry(ctx, src.config, engine)
+	if err != nil {
+		// The configuration the user named is unusable.
+		return nil, usagef("--config: %v", err)
+	}
+	if warn != nil {
+		for _, p := range reg.Problems() {
+			warn(p)
+		}
+	}
+	return reg, nil
 }
