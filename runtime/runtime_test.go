@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -442,4 +444,42 @@ func TestAdmissionRefusesEachFeature(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestDeadlineWithEveryThreadBusy runs endless guests on every scheduler
+// thread at once, with GOMAXPROCS 1: compiled guest code never yields by
+// itself, so the deadline can only fire because the instrumented refill
+// passes through the engine's Go side. Before that existed, this hung — and
+// a regression hangs it again until go test's -timeout fails it (checked by
+// removing the refill's memory.grow): with the only thread held by guests,
+// not even the guard below could fire.
+func TestDeadlineWithEveryThreadBusy(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig())
+	require.NoError(t, err)
+	defer e.Close(context.Background())
+	mod, err := e.Load(context.Background(), fixture(t, "loop.wasm"))
+	require.NoError(t, err)
+
+	const guests = 3
+	kinds := make(chan runtime.OutcomeKind, guests)
+	for range guests {
+		go func() {
+			in := input(`{}`)
+			in.Limits = runtime.Limits{TimeoutMs: 50, Fuel: 1 << 62}
+			out, err := mod.Run(context.Background(), in)
+			if err != nil {
+				t.Error(err)
+			}
+			kinds <- out.Kind
+		}()
+	}
+	for range guests {
+		select {
+		case k := <-kinds:
+			assert.Equal(t, runtime.Timeout, k)
+		case <-time.After(time.Minute):
+			t.Fatal("a deadline never fired: guests hold every scheduler thread")
+		}
+	}
 }
