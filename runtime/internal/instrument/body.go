@@ -294,7 +294,7 @@ func (f *fn) newCharge() {
 	f.closeBlock()
 	m, st := f.m, f.st
 	t64 := f.scratch[0]
-	c := charge{at: len(st.w)}
+	c := charge{at: len(st.w), pred: -1}
 	w := append(st.w, 0x23)
 	w = appendU32(w, m.fuelGlobal)
 	w = append(w, 0x42)
@@ -533,6 +533,7 @@ func (f *fn) leaveDepth() {
 // replaced by its cost, or the whole charge dropped when the cost is zero.
 func (f *fn) finish(out []byte, groups uint32, localGroups []byte) []byte {
 	st := f.st
+	foldShortFallthroughs(st.charges)
 	var hdr [16]byte
 	h := appendU32(hdr[:0], groups+uint32(len(st.newLocals)))
 	size := len(h) + len(localGroups) + 2*len(st.newLocals) + len(st.w)
@@ -561,6 +562,38 @@ func (f *fn) finish(out []byte, groups uint32, localGroups []byte) []byte {
 		prev = c.slot + 5
 	}
 	return append(out, st.w[prev:]...)
+}
+
+// MaxFoldedCost bounds the fallthrough after a forward br_if that is paid
+// for by the charge before the br_if instead of a charge of its own. A loop
+// written as "block; loop; ...; br_if 1 (exit); ...; br 0" then pays one
+// charge per iteration instead of two — on the tightest loops, a charge
+// costs about as much as the loop body. The price is determinism-neutral:
+// when the branch is taken, up to MaxFoldedCost units are charged for
+// instructions that do not run.
+const MaxFoldedCost = 16
+
+// foldShortFallthroughs moves the cost of every short fallthrough charge
+// into the charge before its br_if and drops it (a zero-cost charge is not
+// emitted). Charges come in code order, so a predecessor is settled before
+// the charges that fold into it.
+func foldShortFallthroughs(charges []charge) {
+	for i := range charges {
+		c := &charges[i]
+		if c.pred < 0 || c.cost == 0 || c.cost > MaxFoldedCost {
+			continue
+		}
+		into := c.pred
+		for charges[into].cost == 0 && charges[into].pred >= 0 {
+			// The predecessor was folded itself: pay at its payer.
+			into = charges[into].pred
+		}
+		if charges[into].cost == 0 {
+			continue // a dropped charge cannot pay
+		}
+		charges[into].cost += c.cost
+		c.cost = 0
+	}
 }
 
 // body runs over the instructions up to the function's final end.
@@ -650,7 +683,13 @@ func (f *fn) body() error {
 			f.pushVals(lt)
 			c.targeted = true
 			f.flush(f.pos)
+			pred := f.cur
 			f.newCharge()
+			if c.kind != opLoop && pred >= 0 {
+				// A forward br_if (a break): its fallthrough is the usual
+				// path, and may be folded into the charge before it.
+				f.st.charges[f.cur].pred = pred
+			}
 		case 0x0e: // br_table
 			f.brTable()
 		case 0x0f: // return

@@ -181,6 +181,10 @@ const typeBase = 0x100
 type charge struct {
 	at, slot, end int
 	cost          int64
+	// pred is, for the charge of the fallthrough after a forward br_if,
+	// the charge of the block the br_if ends (else -1): a short fallthrough
+	// is paid for by that charge instead (see foldShortFallthroughs).
+	pred int
 }
 
 const (
