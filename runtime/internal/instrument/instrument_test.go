@@ -170,6 +170,12 @@ func TestCosts(t *testing.T) {
 		{"ten iterations", oneFunc(i32, i32, []byte{1, tI32},
 			0x03, 0x40, 0x20, 1, 0x41, 1, 0x6a, 0x22, 1, 0x20, 0, 0x49, 0x0d, 0, 0x0b, 0x20, 1, 0x0b),
 			[]uint64{10}, 7*10 + 1},
+		// block; loop; (br_if 1 (i32.eqz x)); x = x - 1; br 0: the 5-unit
+		// fallthrough after the forward br_if is paid by the loop header's
+		// charge, so every iteration costs 3 + 5 — the exit too.
+		{"forward br_if folds its fallthrough", oneFunc(i32, nil, nil,
+			0x02, 0x40, 0x03, 0x40, 0x20, 0, 0x45, 0x0d, 1, 0x20, 0, 0x41, 1, 0x6b, 0x21, 0, 0x0c, 0, 0x0b, 0x0b, 0x0b),
+			[]uint64{3}, 4 * (3 + 5)},
 		{"br_table to the outer block", oneFunc(i32, nil, nil,
 			0x02, 0x40, 0x02, 0x40, 0x20, 0, 0x0e, 1, 0, 1, 0x0b, 0x41, 9, 0x1a, 0x0b, 0x0b),
 			[]uint64{1}, 2},
