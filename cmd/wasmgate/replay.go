@@ -120,11 +120,10 @@ func (e env) replayCmd(ctx context.Context, args []string) int {
 
 func (e env) replay(ctx context.Context, f replayFlags) (pipeline.ReplayReport, error) {
 	var none pipeline.ReplayReport
+	if err := checkSource(f.wasm, f.config); err != nil {
+		return none, err
+	}
 	switch {
-	case f.wasm == "" && f.config == "":
-		return none, usagef("one of --wasm FILE or --config FILE is required")
-	case f.wasm != "" && f.config != "":
-		return none, usagef("--wasm and --config are exclusive")
 	case f.corpus == "":
 		return none, usagef("--corpus REQUESTS.jsonl is required")
 	case f.runs < 1:

@@ -72,11 +72,10 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 
 func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, error) {
 	var none pipeline.ActionResult
+	if err := checkSource(f.wasm, f.config); err != nil {
+		return none, err
+	}
 	switch {
-	case f.wasm == "" && f.config == "":
-		return none, usagef("one of --wasm FILE or --config FILE is required")
-	case f.wasm != "" && f.config != "":
-		return none, usagef("--wasm and --config are exclusive")
 	case f.config != "" && f.action == "":
 		return none, usagef("--config needs --action NAME")
 	case f.input != "" && f.inputFile != "":
@@ -201,6 +200,17 @@ func cacheDir(flag string) string {
 type registrySource struct {
 	wasm, config, action string
 	limits               runtime.Limits
+}
+
+// checkSource insists on exactly one of --wasm and --config.
+func checkSource(wasm, config string) error {
+	switch {
+	case wasm == "" && config == "":
+		return usagef("one of --wasm FILE or --config FILE is required")
+	case wasm != "" && config != "":
+		return usagef("--wasm and --config are exclusive")
+	}
+	return nil
 }
 
 // loadRegistry builds the registry of a command on engine, turning a missing
