@@ -69,12 +69,17 @@ func WriteUint64(m Memory, offset uint32, v uint64) bool {
 // writes the results to stack[:len(Results)]. ctx carries the Session of the
 // execution (see SessionFrom). mem is the calling guest's exported memory, or
 // nil when it exports none.
+//
+// A function that must call back into the guest (to allocate there, or to
+// raise an exception in it) sets CallInstance instead of Call: it receives
+// the calling instance itself.
 type Function struct {
-	Module  string
-	Name    string
-	Params  []ValueType
-	Results []ValueType
-	Call    func(ctx context.Context, mem Memory, stack []uint64)
+	Module       string
+	Name         string
+	Params       []ValueType
+	Results      []ValueType
+	Call         func(ctx context.Context, mem Memory, stack []uint64)
+	CallInstance func(ctx context.Context, caller Instance, stack []uint64)
 }
 
 // Instance is one instantiated guest module as the host drives it.

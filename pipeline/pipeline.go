@@ -139,6 +139,8 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 		return p.deliver(res, out.Output, limits)
 	case runtime.Failed:
 		block(res, StatusFailed, out.Message, ExecutorException)
+	case runtime.OutputNotJSON:
+		block(res, StatusFailed, out.Message, ExecutorException, OutputNotJSON)
 	case runtime.FuelExhausted:
 		block(res, StatusBlocked, out.Message, LimitExceeded, FuelExhausted)
 	case runtime.StackExhausted:

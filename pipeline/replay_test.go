@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/host"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -25,6 +26,9 @@ type namedEngine runtime.EngineName
 
 func (e namedEngine) Name() runtime.EngineName { return runtime.EngineName(e) }
 func (e namedEngine) Load(context.Context, []byte) (runtime.Module, error) {
+	return nil, errors.New("namedEngine loads nothing")
+}
+func (e namedEngine) LoadReactor(context.Context, []byte, host.Glue) (runtime.Reactor, error) {
 	return nil, errors.New("namedEngine loads nothing")
 }
 func (e namedEngine) Close(context.Context) error { return nil }

@@ -116,7 +116,16 @@ const MaxTableElements = 1 << 20
 // admit runs admission and, when the module is admitted, returns the bytes
 // engines compile (see wasmbin.Module.ForEngine).
 func admit(wasm []byte) (ModuleInfo, []byte, error) {
-	info, m, err := inspect(wasm)
+	return admitFor(wasm, nil)
+}
+
+// admitFor is admit for a module driven by glue (nil: by ABI v1 or _start).
+func admitFor(wasm []byte, glue *host.Glue) (ModuleInfo, []byte, error) {
+	m, err := wasmbin.Decode(wasm)
+	if err != nil {
+		return ModuleInfo{}, nil, &AdmissionError{Problem: "cannot parse module", Err: err}
+	}
+	info, err := admitDecoded(wasm, m, glue)
 	if err != nil {
 		return info, nil, err
 	}
@@ -132,15 +141,15 @@ func inspect(wasm []byte) (ModuleInfo, *wasmbin.Module, error) {
 	if err != nil {
 		return ModuleInfo{}, nil, &AdmissionError{Problem: "cannot parse module", Err: err}
 	}
-	info, err := admitDecoded(wasm, m)
+	info, err := admitDecoded(wasm, m, nil)
 	return info, m, err
 }
 
-func admitDecoded(wasm []byte, m *wasmbin.Module) (ModuleInfo, error) {
+func admitDecoded(wasm []byte, m *wasmbin.Module, glue *host.Glue) (ModuleInfo, error) {
 	var err error
 	info := ModuleInfo{Digest: digestHex(wasm), Size: len(wasm)}
 
-	info.Profile, err = admitImports(m, &info)
+	info.Profile, err = admitImports(m, &info, glue)
 	if err != nil {
 		return info, err
 	}
@@ -158,7 +167,16 @@ func admitDecoded(wasm []byte, m *wasmbin.Module) (ModuleInfo, error) {
 			return info, refuse("table %d starts with %d elements; at most %d are allowed", i, t.Limits.Min, MaxTableElements)
 		}
 	}
-	if info.Convention, err = admitExports(m); err != nil {
+	if err := admitReservedExports(m); err != nil {
+		return info, err
+	}
+	if glue != nil {
+		err = admitGlueExports(m, glue)
+		info.Convention = Convention(glue.Name)
+	} else {
+		info.Convention, err = admitExports(m)
+	}
+	if err != nil {
 		return info, err
 	}
 	if e, ok := m.Export(host.ExportInitialize); ok && e.Kind == wasmbin.KindFunc {
@@ -180,7 +198,7 @@ func admitDecoded(wasm []byte, m *wasmbin.Module) (ModuleInfo, error) {
 	return info, nil
 }
 
-func admitImports(m *wasmbin.Module, info *ModuleInfo) (Profile, error) {
+func admitImports(m *wasmbin.Module, info *ModuleInfo, glue *host.Glue) (Profile, error) {
 	wasi := wasiSignatures()
 	for _, im := range m.Imports {
 		info.Imports = append(info.Imports, Import{Module: im.Module, Name: im.Name, Kind: wasmbin.KindName(im.Kind)})
@@ -188,8 +206,25 @@ func admitImports(m *wasmbin.Module, info *ModuleInfo) (Profile, error) {
 	if len(m.Imports) == 0 {
 		return ProfileStrict, nil
 	}
+	glued := map[string]string{}
+	if glue != nil {
+		for _, f := range glue.Imports {
+			glued[f.Module+"."+f.Name] = hostSignature(f)
+		}
+	}
+	profile := ProfileWASI
 	for _, im := range m.Imports {
 		where := im.Module + "." + im.Name
+		if want, ok := glued[where]; ok && im.Kind == wasmbin.KindFunc {
+			if int(im.TypeIndex) >= len(m.Types) {
+				return "", refuse("import %s refers to type %d, which does not exist", where, im.TypeIndex)
+			}
+			if got := signature(m.Types[im.TypeIndex]); got != want {
+				return "", refuse("import %s has signature %s; the %s glue defines %s", where, got, glue.Name, want)
+			}
+			profile = Profile(glue.Name)
+			continue
+		}
 		if im.Module != host.WASIModule {
 			return "", refuse("import %s (%s) is outside %s; only the virtual WASI may be imported",
 				where, wasmbin.KindName(im.Kind), host.WASIModule)
@@ -209,7 +244,37 @@ func admitImports(m *wasmbin.Module, info *ModuleInfo) (Profile, error) {
 			return "", refuse("import %s has signature %s; %s defines %s", where, got, host.WASIModule, want)
 		}
 	}
-	return ProfileWASI, nil
+	if glue != nil {
+		profile = Profile(glue.Name)
+	}
+	return profile, nil
+}
+
+// admitGlueExports checks that a module exports its memory and every
+// function its glue calls, with the right signatures.
+func admitGlueExports(m *wasmbin.Module, glue *host.Glue) error {
+	var missing []string
+	for _, want := range glue.Exports {
+		e, ok := m.Export(want.Name)
+		if !ok || e.Kind != wasmbin.KindFunc {
+			missing = append(missing, want.Name)
+			continue
+		}
+		ft, ok := m.FuncTypeOf(e.Index)
+		if !ok {
+			return refuse("export %s refers to function %d, which does not exist", want.Name, e.Index)
+		}
+		if got, w := signature(ft), hostSignature(host.Function{Params: want.Params, Results: want.Results}); got != w {
+			return refuse("export %s has signature %s; the %s glue calls it as %s", want.Name, got, glue.Name, w)
+		}
+	}
+	if e, ok := m.Export("memory"); !ok || e.Kind != wasmbin.KindMemory {
+		missing = append(missing, "memory")
+	}
+	if len(missing) > 0 {
+		return refuse("missing exports the %s glue needs: %s", glue.Name, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 func admitMemory(m *wasmbin.Module, info *ModuleInfo) error {
@@ -239,17 +304,22 @@ func admitMemory(m *wasmbin.Module, info *ModuleInfo) error {
 	return nil
 }
 
-func admitExports(m *wasmbin.Module) (Convention, error) {
-	// The host adds exports of its own (the fuel and depth counters, the
-	// moved start function) under the wg_ prefix.
+// admitReservedExports refuses exports under the wg_ prefix other than ABI
+// v1's: the host adds exports of its own there (the fuel and depth counters,
+// the moved start function).
+func admitReservedExports(m *wasmbin.Module) error {
 	for _, e := range m.Exports {
 		if !strings.HasPrefix(e.Name, "wg_") {
 			continue
 		}
 		if !slices.ContainsFunc(abiV1, func(f abiExport) bool { return f.name == e.Name }) {
-			return "", refuse("export %s: names beginning wg_ are reserved for ABI v1 and the host", e.Name)
+			return refuse("export %s: names beginning wg_ are reserved for ABI v1 and the host", e.Name)
 		}
 	}
+	return nil
+}
+
+func admitExports(m *wasmbin.Module) (Convention, error) {
 	attempted := false
 	for _, f := range abiV1 {
 		if _, ok := m.Export(f.name); ok {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/host"
 )
 
 // EngineName selects a Wasm engine.
@@ -78,6 +79,13 @@ type Engine interface {
 	// An *AdmissionError (errors.Is ErrNotAdmitted) when admission refuses
 	// the module or the engine cannot compile it.
 	Load(ctx context.Context, wasm []byte) (Module, error)
+	// LoadReactor admits and compiles a module driven by glue (the QuickJS
+	// engine), or returns it from the cache. See Reactor.
+	//
+	// # Errors
+	//
+	// As Load.
+	LoadReactor(ctx context.Context, wasm []byte, glue host.Glue) (Reactor, error)
 	// Close releases every compiled module. It succeeds even with a
 	// cancelled ctx.
 	Close(ctx context.Context) error

@@ -22,11 +22,17 @@ const pageSize = 65536
 // may never reach) does not recycle anything.
 type memoryAllocator struct {
 	limit uint64
+	// image, when set, is the memory's initial contents (a snapshot): it is
+	// copied in before the instance exists, and exposed as memory grows to
+	// its size.
+	image []byte
 	mem   *limitedMemory
 }
 
 func (a *memoryAllocator) Allocate(capacity, _ uint64) experimental.LinearMemory {
-	a.mem = &limitedMemory{limit: a.limit, buf: takeBuffer(min(capacity, a.limit))[:0]}
+	buf := takeBuffer(max(min(capacity, a.limit), uint64(len(a.image))))
+	copy(buf, a.image)
+	a.mem = &limitedMemory{limit: a.limit, buf: buf[:0], dirty: len(a.image)}
 	return a.mem
 }
 
@@ -38,7 +44,7 @@ func (a *memoryAllocator) release() {
 	if a.mem == nil || a.mem.buf == nil {
 		return
 	}
-	putBuffer(a.mem.buf)
+	putBuffer(a.mem.buf[:max(len(a.mem.buf), a.mem.dirty)])
 	a.mem.buf = nil
 }
 
@@ -46,6 +52,9 @@ type limitedMemory struct {
 	buf     []byte
 	limit   uint64
 	refused bool
+	// dirty is how far the buffer may hold nonzero bytes beyond len(buf):
+	// an image not yet exposed by growth.
+	dirty int
 }
 
 func (m *limitedMemory) Reallocate(size uint64) []byte {
@@ -55,13 +64,14 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 	}
 	if size <= uint64(cap(m.buf)) {
 		// Pooled and fresh buffers are zero up to their capacity, and memory
-		// only grows, so the bytes newly exposed are zero.
+		// only grows, so the bytes newly exposed are zero, or the image's.
 		m.buf = m.buf[:size]
 		return m.buf
 	}
 	grown := takeBuffer(min(max(size, 2*uint64(cap(m.buf))), m.limit))[:size]
-	copy(grown, m.buf)
-	putBuffer(m.buf)
+	copy(grown, m.buf[:max(len(m.buf), m.dirty)])
+	putBuffer(m.buf[:max(len(m.buf), m.dirty)])
+	m.dirty = 0
 	m.buf = grown
 	return m.buf
 }

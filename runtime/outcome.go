@@ -33,9 +33,12 @@ const (
 	Timeout
 	// OutputTooLarge: the guest produced more than max_output_bytes.
 	OutputTooLarge
+	// OutputNotJSON: the guest's result has no JSON form (a JS tool
+	// returned a function, a BigInt or a cycle).
+	OutputNotJSON
 )
 
-var outcomeNames = [...]string{"completed", "failed", "fuel_exhausted", "stack_exhausted", "memory_exhausted", "timeout", "output_too_large"}
+var outcomeNames = [...]string{"completed", "failed", "fuel_exhausted", "stack_exhausted", "memory_exhausted", "timeout", "output_too_large", "output_not_json"}
 
 func (k OutcomeKind) String() string {
 	if int(k) < len(outcomeNames) {
@@ -106,9 +109,16 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 		}
 		return Outcome{Kind: Timeout, Message: "timeout_ms elapsed"}, nil
 	}
-	var xe *executorError
-	if errors.As(err, &xe) {
-		return Outcome{Kind: Failed, Message: xe.msg}, nil
+	var notJSON *host.OutputNotJSONError
+	if errors.As(err, &notJSON) {
+		return Outcome{Kind: OutputNotJSON, Message: notJSON.Error()}, nil
+	}
+	var fail *host.GuestFailure
+	if errors.As(err, &fail) {
+		if st.memoryRefused {
+			return Outcome{Kind: MemoryExhausted, Message: fail.Msg + " (after a memory.grow beyond memory_pages was refused)"}, nil
+		}
+		return Outcome{Kind: Failed, Message: fail.Msg}, nil
 	}
 	var ge *host.GuestError
 	if errors.As(err, &ge) {

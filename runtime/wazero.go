@@ -39,6 +39,7 @@ type wazeroEngine struct {
 
 	mu    sync.Mutex
 	cache map[string]*cacheEntry
+	glues map[string]bool // glues whose imports are instantiated
 }
 
 type cacheEntry struct {
@@ -79,6 +80,7 @@ func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
 		rt:             wazero.NewRuntimeWithConfig(ctx, rc),
 		moduleConfig:   wazero.NewModuleConfig().WithName("").WithStartFunctions().WithRandSource(zeroReader{}),
 		cache:          map[string]*cacheEntry{},
+		glues:          map[string]bool{},
 	}
 	if err := e.instantiateHost(ctx, host.WASIModule, host.WASI()); err != nil {
 		_ = e.rt.Close(ctx)
@@ -90,11 +92,19 @@ func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
 func (e *wazeroEngine) instantiateHost(ctx context.Context, module string, fns []host.Function) error {
 	b := e.rt.NewHostModuleBuilder(module)
 	for _, f := range fns {
-		call := f.Call
-		b.NewFunctionBuilder().
-			WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+		var fn api.GoModuleFunc
+		if call := f.CallInstance; call != nil {
+			fn = func(ctx context.Context, mod api.Module, stack []uint64) {
+				call(ctx, wazeroInstance{mod}, stack)
+			}
+		} else {
+			call := f.Call
+			fn = func(ctx context.Context, mod api.Module, stack []uint64) {
 				call(ctx, mod.Memory(), stack)
-			}), valueTypes(f.Params), valueTypes(f.Results)).
+			}
+		}
+		b.NewFunctionBuilder().
+			WithGoModuleFunction(fn, valueTypes(f.Params), valueTypes(f.Results)).
 			Export(f.Name)
 	}
 	if _, err := b.Instantiate(ctx); err != nil {
@@ -120,12 +130,21 @@ func (e *wazeroEngine) Close(ctx context.Context) error {
 func (e *wazeroEngine) Load(ctx context.Context, wasm []byte) (Module, error) {
 	// Compiled code is the instrumented module: the key names the
 	// instrumenter's version too.
-	digest := digestHex(wasm) + "/instrument-v" + strconv.Itoa(instrument.Version)
+	key := digestHex(wasm) + "/instrument-v" + strconv.Itoa(instrument.Version)
+	mod, err := e.cached(ctx, key, func() (*wazeroModule, error) { return e.compile(ctx, wasm) })
+	if err != nil {
+		return nil, err
+	}
+	return mod, nil
+}
+
+// cached returns the module compiled under key, compiling it once.
+func (e *wazeroEngine) cached(ctx context.Context, key string, compile func() (*wazeroModule, error)) (*wazeroModule, error) {
 	e.mu.Lock()
-	entry, ok := e.cache[digest]
+	entry, ok := e.cache[key]
 	if !ok {
 		entry = &cacheEntry{ready: make(chan struct{})}
-		e.cache[digest] = entry
+		e.cache[key] = entry
 	}
 	e.mu.Unlock()
 	if ok {
@@ -136,18 +155,15 @@ func (e *wazeroEngine) Load(ctx context.Context, wasm []byte) (Module, error) {
 			return nil, ctx.Err()
 		}
 	}
-	entry.mod, entry.err = e.compile(ctx, wasm)
+	entry.mod, entry.err = compile()
 	if entry.err != nil && ctx.Err() != nil {
 		// A cancelled compile says nothing about the module: forget it.
 		e.mu.Lock()
-		delete(e.cache, digest)
+		delete(e.cache, key)
 		e.mu.Unlock()
 	}
 	close(entry.ready)
-	if entry.err != nil {
-		return nil, entry.err
-	}
-	return entry.mod, nil
+	return entry.mod, entry.err
 }
 
 func (e *wazeroEngine) compile(ctx context.Context, wasm []byte) (*wazeroModule, error) {
@@ -175,25 +191,88 @@ type wazeroModule struct {
 	engine   *wazeroEngine
 	info     ModuleInfo
 	compiled wazero.CompiledModule
+
+	// Reactors only: the initial state (memory as the data segments leave
+	// it; the compiled module has none) and the globals a snapshot keeps.
+	image           *Snapshot
+	snapshotGlobals []string
 }
 
 func (m *wazeroModule) Info() ModuleInfo { return m.info }
 
 func (m *wazeroModule) Run(ctx context.Context, in Input) (Outcome, error) {
+	o, _, err := m.execute(ctx, in, nil, m.driveConvention(in), false)
+	return o, err
+}
+
+// driveConvention calls a module by its calling convention: the start
+// function (moved out of instantiation by the instrumenter so that it runs
+// metered), then _start, or _initialize and ABI v1.
+func (m *wazeroModule) driveConvention(in Input) driver {
+	return func(ctx context.Context, inst wazeroInstance, sess *host.Session, maxOutput int) ([]byte, error) {
+		if inst.mod.ExportedFunction(instrument.StartExport) != nil {
+			if _, err := inst.Call(ctx, instrument.StartExport); err != nil {
+				return nil, err
+			}
+		}
+		if m.info.Convention == ConventionCommand {
+			// proc_exit(0) ends a command successfully by unwinding with an
+			// error, so stdout is the output whatever _start returned.
+			_, err := inst.Call(ctx, host.ExportStart)
+			return sess.Stdout(), err
+		}
+		if m.info.Reactor {
+			if _, err := inst.Call(ctx, host.ExportInitialize); err != nil {
+				return nil, err
+			}
+		}
+		res, err := host.RunABIv1(ctx, inst, in.Bytes, maxOutput)
+		if err != nil {
+			return nil, err
+		}
+		if res.Status == host.StatusError {
+			return nil, &host.GuestFailure{Msg: string(res.Output)}
+		}
+		return res.Output, nil
+	}
+}
+
+// driver runs one execution on a fresh instance.
+type driver func(ctx context.Context, inst wazeroInstance, sess *host.Session, maxOutput int) ([]byte, error)
+
+// execute runs drive on a fresh instance under in's limits and classifies
+// what happened. The instance starts from snapshot's memory and globals when
+// snapshot is set; with capture, the state the instance is left in is
+// returned as a new Snapshot (when the run completed).
+func (m *wazeroModule) execute(ctx context.Context, in Input, from *Snapshot, drive driver, capture bool) (Outcome, *Snapshot, error) {
 	lim := in.Limits.WithDefaults(DefaultLimits)
-	if m.info.MemoryMinPages > lim.MemoryPages {
+	minPages := m.info.MemoryMinPages
+	if from != nil {
+		minPages = max(minPages, uint32(len(from.memory)/pageSize))
+	}
+	if minPages > lim.MemoryPages {
 		return Outcome{Kind: MemoryExhausted, Message: fmt.Sprintf(
-			"the module's memory starts at %d pages; memory_pages allows %d", m.info.MemoryMinPages, lim.MemoryPages)}, nil
+			"the module's memory starts at %d pages; memory_pages allows %d", minPages, lim.MemoryPages)}, nil, nil
 	}
 	sess := host.NewSession(in.Bytes, in.Digest, int(lim.MaxOutputBytes))
 	alloc := &memoryAllocator{limit: uint64(lim.MemoryPages) * pageSize}
+	if from != nil {
+		alloc.image = from.memory
+	}
 	meter := newMeter(lim.Fuel)
 
 	runCtx, cancel := context.WithTimeout(ctx, time.Duration(lim.TimeoutMs)*time.Millisecond)
 	defer cancel()
 	runCtx = experimental.WithMemoryAllocator(host.WithSession(runCtx, sess), alloc)
 
-	out, depth, err := m.run(runCtx, in.Bytes, sess, int(lim.MaxOutputBytes), meter)
+	var snap *Snapshot
+	out, depth, err := m.instance(runCtx, from, meter, func(ctx context.Context, inst wazeroInstance) ([]byte, error) {
+		out, err := drive(ctx, inst, sess, int(lim.MaxOutputBytes))
+		if err == nil && capture {
+			snap, err = captureState(inst, m.snapshotGlobals)
+		}
+		return out, err
+	})
 	left, interrupted := meter.finish()
 	// The instance is closed and the guest no longer runs: its memory can
 	// be wiped and reused.
@@ -205,26 +284,33 @@ func (m *wazeroModule) Run(ctx context.Context, in Input) (Outcome, error) {
 		depth:         depth,
 	})
 	if cerr != nil {
-		return Outcome{}, cerr
+		return Outcome{}, nil, cerr
 	}
 	o.FuelUsed = meter.used(left, interrupted)
 	if o.Kind == Completed {
 		o.Output = out
+	} else {
+		snap = nil
 	}
 	o.Stderr, _ = sess.Stderr()
-	return o, nil
+	return o, snap, nil
 }
 
-// run instantiates a fresh instance and drives it by the module's calling
-// convention. The instance never outlives the call. depth is the call depth
-// the instance reached when it stopped (above MaxCallDepth after a stack
-// trap).
-func (m *wazeroModule) run(ctx context.Context, input []byte, sess *host.Session, maxOutput int, meter *meter) (out []byte, depth uint32, err error) {
+// instance instantiates a fresh instance (from a snapshot's state when from
+// is set), arms the meter and runs drive. The instance never outlives the
+// call. depth is the call depth the instance reached when it stopped (above
+// MaxCallDepth after a stack trap).
+func (m *wazeroModule) instance(ctx context.Context, from *Snapshot, meter *meter, drive func(context.Context, wazeroInstance) ([]byte, error)) (out []byte, depth uint32, err error) {
 	mod, err := m.engine.rt.InstantiateModule(ctx, m.compiled, m.engine.moduleConfig)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer mod.Close(context.WithoutCancel(ctx))
+	if from != nil {
+		if err := restore(mod, from); err != nil {
+			return nil, 0, err
+		}
+	}
 	slice, ok1 := mod.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
 	reserve, ok2 := mod.ExportedGlobal(instrument.ReserveGlobal).(api.MutableGlobal)
 	switch {
@@ -241,34 +327,8 @@ func (m *wazeroModule) run(ctx context.Context, input []byte, sess *host.Session
 			depth = uint32(g.Get())
 		}
 	}()
-	inst := wazeroInstance{mod}
-
-	// The start function, moved out of instantiation by the instrumenter so
-	// that it runs metered.
-	if mod.ExportedFunction(instrument.StartExport) != nil {
-		if _, err := inst.Call(ctx, instrument.StartExport); err != nil {
-			return nil, 0, err
-		}
-	}
-	if m.info.Convention == ConventionCommand {
-		// proc_exit(0) ends a command successfully by unwinding with an
-		// error, so stdout is the output whatever _start returned.
-		_, err := inst.Call(ctx, host.ExportStart)
-		return sess.Stdout(), 0, err
-	}
-	if m.info.Reactor {
-		if _, err := inst.Call(ctx, host.ExportInitialize); err != nil {
-			return nil, 0, err
-		}
-	}
-	res, err := host.RunABIv1(ctx, inst, input, maxOutput)
-	if err != nil {
-		return nil, 0, err
-	}
-	if res.Status == host.StatusError {
-		return nil, 0, &executorError{msg: string(res.Output)}
-	}
-	return res.Output, 0, nil
+	out, err = drive(ctx, wazeroInstance{mod})
+	return out, 0, err
 }
 
 // wazeroFuel adapts an exported i64 global to fuelGlobal.
@@ -276,11 +336,6 @@ type wazeroFuel struct{ g api.MutableGlobal }
 
 func (f wazeroFuel) Get() int64  { return int64(f.g.Get()) }
 func (f wazeroFuel) Set(v int64) { f.g.Set(uint64(v)) }
-
-// executorError is a guest's own report of failure (ABI v1 status 1).
-type executorError struct{ msg string }
-
-func (e *executorError) Error() string { return e.msg }
 
 // wazeroInstance adapts an instantiated wazero module to host.Instance.
 type wazeroInstance struct{ mod api.Module }

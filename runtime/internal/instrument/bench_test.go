@@ -14,7 +14,7 @@ import (
 // quickJS returns the QuickJS engine module that scripts/fetch-quickjs.sh
 // downloads, if it has been.
 func quickJS(t testing.TB) ([]byte, bool) {
-	paths, _ := filepath.Glob(filepath.Join("..", "..", "..", ".cache", "quickjs-wasi-*", "quickjs.wasm"))
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "..", "jstool", "engine", "quickjs.wasm"))
 	if len(paths) == 0 {
 		return nil, false
 	}

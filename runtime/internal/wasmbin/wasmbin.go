@@ -109,7 +109,25 @@ type Module struct {
 	Funcs    []uint32
 	Memories []Limits // defined memories (imported ones are in Imports)
 	Tables   []Table  // defined tables
+	Globals  []Global // defined globals (imported ones are in Imports)
 	Exports  []Export
+	Data     []DataSegment
+}
+
+// Global is a defined global's type.
+type Global struct {
+	ValType byte
+	Mutable bool
+}
+
+// DataSegment is one data segment.
+type DataSegment struct {
+	Active bool
+	Memory uint32
+	// Offset is the constant offset expression of an active segment,
+	// including its end opcode.
+	Offset []byte
+	Init   []byte
 }
 
 // Table is a defined table.
@@ -300,9 +318,9 @@ func (m *Module) decodeSection(s *Section, r *reader) error {
 	case SectionGlobal:
 		n := r.vecLen(4)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			r.byte() // value type
-			r.byte() // mutability
+			g := Global{ValType: r.byte(), Mutable: r.byte() == 1}
 			r.constExpr()
+			m.Globals = append(m.Globals, g)
 		}
 	case SectionElement:
 		n := r.vecLen(2)
@@ -317,7 +335,9 @@ func (m *Module) decodeSection(s *Section, r *reader) error {
 	case SectionData:
 		n := r.vecLen(2)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			r.dataSegment()
+			if d, ok := r.dataSegment(); ok {
+				m.Data = append(m.Data, d)
+			}
 		}
 	case SectionStart, SectionDataCount:
 		r.u32()
@@ -383,25 +403,37 @@ func (r *reader) functionBody(i uint32) {
 	r.pos = end
 }
 
-// dataSegment skips one data segment, checking its length.
-func (r *reader) dataSegment() {
+// dataSegment decodes one data segment, checking its length.
+func (r *reader) dataSegment() (DataSegment, bool) {
+	var d DataSegment
 	switch flags := r.u32(); flags {
 	case 0:
+		d.Active = true
+		start := r.pos
 		r.constExpr()
+		d.Offset = r.b[start:r.pos]
 	case 1:
 	case 2:
-		r.u32() // memory index
+		d.Active = true
+		d.Memory = r.u32()
+		start := r.pos
 		r.constExpr()
+		d.Offset = r.b[start:r.pos]
 	default:
 		r.fail(fmt.Sprintf("unknown data segment flags %d", flags))
-		return
+		return d, false
 	}
 	n := r.u32()
 	if r.err == nil && int64(n) > int64(len(r.b)-r.pos) {
 		r.fail(fmt.Sprintf("data segment of %d bytes runs past the section", n))
-		return
+		return d, false
 	}
+	if r.err != nil {
+		return d, false
+	}
+	d.Init = r.b[r.pos : r.pos+int(n)]
 	r.pos += int(n)
+	return d, true
 }
 
 // constExpr skips a constant expression up to and including its end opcode.
@@ -654,4 +686,79 @@ func (r *reader) limits() Limits {
 		l.Max = r.uleb(bits)
 	}
 	return l
+}
+
+// SplitData separates a module's initial memory contents from its code, for
+// instances that start from a memory image instead of from instantiation.
+// image is memory 0 as the module's active data segments leave it (as long
+// as the last byte they write); stripped is the module with every data
+// segment made passive and empty, so instantiating it writes nothing.
+//
+// # Errors
+//
+// When an active segment's offset is not an i32.const (an imported global
+// would make the image depend on the importer) or it targets another memory.
+// Overlapping segments are fine: later ones win, as at instantiation.
+func (m *Module) SplitData() (image, stripped []byte, err error) {
+	var end uint64
+	offsets := make([]uint64, len(m.Data))
+	for i, d := range m.Data {
+		if !d.Active {
+			continue
+		}
+		if d.Memory != 0 {
+			return nil, nil, fmt.Errorf("data segment %d initializes memory %d", i, d.Memory)
+		}
+		off, ok := constI32(d.Offset)
+		if !ok {
+			return nil, nil, fmt.Errorf("data segment %d: the offset is not an i32.const", i)
+		}
+		offsets[i] = uint64(off)
+		end = max(end, offsets[i]+uint64(len(d.Init)))
+	}
+	image = make([]byte, end)
+	for i, d := range m.Data {
+		if d.Active {
+			copy(image[offsets[i]:], d.Init)
+		}
+	}
+	stripped = append(make([]byte, 0, len(magic)), magic...)
+	for _, s := range m.Sections {
+		if s.ID != SectionData {
+			stripped = append(stripped, s.Raw...)
+			continue
+		}
+		content := appendU32(nil, uint32(len(m.Data)))
+		for range m.Data {
+			content = append(content, 0x01, 0x00) // passive, no bytes
+		}
+		stripped = append(stripped, SectionData)
+		stripped = appendU32(stripped, uint32(len(content)))
+		stripped = append(stripped, content...)
+	}
+	return image, stripped, nil
+}
+
+// constI32 evaluates "i32.const n; end" as an unsigned offset.
+func constI32(expr []byte) (uint32, bool) {
+	if len(expr) < 3 || expr[0] != 0x41 || expr[len(expr)-1] != 0x0b {
+		return 0, false
+	}
+	var v int64
+	var shift uint
+	b := expr[1 : len(expr)-1]
+	for i, c := range b {
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if i != len(b)-1 {
+				return 0, false
+			}
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return uint32(int32(v)), true
+		}
+	}
+	return 0, false
 }

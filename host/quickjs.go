@@ -1,0 +1,697 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/zeebo/blake3"
+)
+
+// The QuickJS glue: the six env.host_* imports of the quickjs-wasi engine
+// module, and the drivers that load a tool into a fresh engine and run it.
+//
+// The engine is driven through its qjs_* exports. Values cross the boundary
+// only as the engine's own handles (pointers into its memory, owned by the
+// engine) and as UTF-8 strings the host writes or reads there; no Go value
+// ever enters the guest. Everything the host asks of the engine runs inside
+// the instrumented module, so it is metered and deterministic like the tool.
+
+// QuickJSModule is the import module of the engine's host functions.
+const QuickJSModule = "env"
+
+//go:embed quickjs_prelude.js
+var quickJSPrelude []byte
+
+var i32 = []ValueType{I32}
+
+func i32s(n int) []ValueType {
+	out := make([]ValueType, n)
+	for i := range out {
+		out[i] = I32
+	}
+	return out
+}
+
+// QuickJSPreludeDigest is the BLAKE3 digest of the prelude, part of a JS
+// tool's identity.
+func QuickJSPreludeDigest() string { return preludeDigest() }
+
+// QuickJSGlue is what admission lets the QuickJS engine import and requires
+// it to export.
+func QuickJSGlue() Glue {
+	return Glue{
+		Name: "quickjs",
+		Imports: []Function{
+			{Module: QuickJSModule, Name: "host_get_timezone_offset", Params: i32s(2), Results: i32, Call: hostTimezoneOffset},
+			{Module: QuickJSModule, Name: "host_interrupt", Results: i32, Call: hostInterrupt},
+			{Module: QuickJSModule, Name: "host_promise_rejection", Params: i32s(3), CallInstance: hostPromiseRejection},
+			{Module: QuickJSModule, Name: "host_module_normalize", Params: i32s(2), Results: i32, CallInstance: hostModuleNormalize},
+			{Module: QuickJSModule, Name: "host_module_load", Params: i32s(2), Results: i32, CallInstance: hostModuleLoad},
+			{Module: QuickJSModule, Name: "host_call", Params: i32s(5), Results: i32, CallInstance: hostCall},
+		},
+		Exports: []Export{
+			{Name: ExportInitialize},
+			{Name: "malloc", Params: i32s(1), Results: i32},
+			{Name: "free", Params: i32s(1)},
+			{Name: "qjs_init", Results: i32},
+			{Name: "qjs_set_module_loader", Params: i32s(1)},
+			{Name: "qjs_set_interrupt_handler", Params: i32s(1)},
+			{Name: "qjs_eval", Params: i32s(4), Results: i32},
+			{Name: "qjs_call", Params: i32s(4), Results: i32},
+			{Name: "qjs_get_prop_uint32", Params: i32s(2), Results: i32},
+			{Name: "qjs_get_undefined", Results: i32},
+			{Name: "qjs_new_string", Params: i32s(2), Results: i32},
+			{Name: "qjs_get_string_len", Params: i32s(2), Results: i32},
+			{Name: "qjs_free_cstring", Params: i32s(1)},
+			{Name: "qjs_free_value", Params: i32s(1)},
+			{Name: "qjs_is_exception", Params: i32s(1), Results: i32},
+			{Name: "qjs_get_exception", Results: i32},
+			{Name: "qjs_is_job_pending", Results: i32},
+			{Name: "qjs_execute_pending_job", Results: i32},
+			{Name: "qjs_new_error", Results: i32},
+			{Name: "qjs_set_prop_string", Params: i32s(3), Results: i32},
+			{Name: "qjs_throw", Params: i32s(1), Results: i32},
+			{Name: "qjs_run_gc"},
+		},
+	}
+}
+
+// The engine's evaluation flags (QuickJS's JS_EVAL_*).
+const (
+	evalGlobal = 0
+	evalModule = 1 << 0
+)
+
+// JSModules are the modules a tool may import: its own bundle, by name. The
+// engine's module loader resolves nothing else.
+type JSModules map[string][]byte
+
+type jsModulesKey struct{}
+
+// WithJSModules returns ctx carrying the modules of the tool being loaded.
+func WithJSModules(ctx context.Context, m JSModules) context.Context {
+	return context.WithValue(ctx, jsModulesKey{}, m)
+}
+
+func jsModulesFrom(ctx context.Context) JSModules {
+	m, _ := ctx.Value(jsModulesKey{}).(JSModules)
+	return m
+}
+
+// hostTimezoneOffset: every tool runs in UTC.
+func hostTimezoneOffset(_ context.Context, _ Memory, stack []uint64) { stack[0] = 0 }
+
+// hostInterrupt stops JavaScript at its next interrupt check once the
+// execution's deadline has passed (the instrumented fuel meter is the
+// backstop for code that never reaches one).
+func hostInterrupt(ctx context.Context, _ Memory, stack []uint64) {
+	stack[0] = 0
+	if ctx.Err() != nil {
+		stack[0] = 1
+	}
+}
+
+// hostPromiseRejection is only called when a rejection handler is set, which
+// the glue never does; should it be called, it releases the two values it
+// was handed, as the engine expects.
+func hostPromiseRejection(ctx context.Context, caller Instance, stack []uint64) {
+	vm := jsVM{caller}
+	vm.mustCall(ctx, "qjs_free_value", stack[0])
+	vm.mustCall(ctx, "qjs_free_value", stack[1])
+}
+
+func hostModuleNormalize(ctx context.Context, caller Instance, stack []uint64) {
+	vm := jsVM{caller}
+	namePtr := uint32(stack[1])
+	stack[0] = 0
+	name, ok := vm.cString(namePtr)
+	if !ok {
+		vm.throw(ctx, "module name is not a readable string")
+		return
+	}
+	if _, ok := jsModulesFrom(ctx)[name]; !ok {
+		vm.throw(ctx, fmt.Sprintf("cannot import %q: a tool can import only what is bundled into it", name))
+		return
+	}
+	stack[0] = uint64(vm.mustCString(ctx, name))
+}
+
+func hostModuleLoad(ctx context.Context, caller Instance, stack []uint64) {
+	vm := jsVM{caller}
+	namePtr, lenPtr := uint32(stack[0]), uint32(stack[1])
+	stack[0] = 0
+	name, ok := vm.cString(namePtr)
+	if !ok {
+		vm.throw(ctx, "module name is not a readable string")
+		return
+	}
+	src, ok := jsModulesFrom(ctx)[name]
+	if !ok {
+		vm.throw(ctx, fmt.Sprintf("cannot import %q: a tool can import only what is bundled into it", name))
+		return
+	}
+	ptr := vm.mustCString(ctx, string(src))
+	if !WriteUint32(caller.Memory(), lenPtr, uint32(len(src))) {
+		panic(&GuestError{Msg: "host_module_load: length pointer outside memory"})
+	}
+	stack[0] = uint64(ptr)
+}
+
+// hostCall refuses every host function: tools reach nothing outside the
+// engine.
+func hostCall(ctx context.Context, caller Instance, stack []uint64) {
+	vm := jsVM{caller}
+	name := "?"
+	if b, ok := caller.Memory().Read(uint32(stack[0]), min(uint32(stack[1]), 256)); ok {
+		name = string(b)
+	}
+	vm.throw(ctx, fmt.Sprintf("host function %q is not available: tools cannot call the host", name))
+	stack[0] = 0
+}
+
+// jsVM drives one engine instance through its exports.
+type jsVM struct{ inst Instance }
+
+func (vm jsVM) call(ctx context.Context, name string, params ...uint64) (uint32, error) {
+	res, err := vm.inst.Call(ctx, name, params...)
+	if err != nil {
+		return 0, err
+	}
+	if len(res) == 0 {
+		return 0, nil
+	}
+	return uint32(res[0]), nil
+}
+
+// mustCall is call for host functions, which cannot return an error: a
+// failure (a trap, the fuel running out) unwinds the whole guest call.
+func (vm jsVM) mustCall(ctx context.Context, name string, params ...uint64) uint32 {
+	r, err := vm.call(ctx, name, params...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// mustCString writes s as a NUL-terminated string into memory the engine
+// allocated (and will free).
+func (vm jsVM) mustCString(ctx context.Context, s string) uint32 {
+	p, err := vm.cStringAlloc(ctx, s)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func (vm jsVM) cStringAlloc(ctx context.Context, s string) (uint32, error) {
+	p, err := vm.call(ctx, "malloc", uint64(len(s)+1))
+	if err != nil {
+		return 0, err
+	}
+	if p == 0 {
+		return 0, errEngineOutOfMemory
+	}
+	buf := make([]byte, len(s)+1)
+	copy(buf, s)
+	if !vm.inst.Memory().Write(p, buf) {
+		return 0, &GuestError{Msg: "malloc returned memory outside the engine's memory"}
+	}
+	return p, nil
+}
+
+// errEngineOutOfMemory: the engine could not allocate what the host asked
+// for (the memory limit was reached).
+var errEngineOutOfMemory = &GuestFailure{Msg: "InternalError: out of memory"}
+
+// maxCString bounds the C strings the host reads from the engine (module
+// names).
+const maxCString = 4096
+
+func (vm jsVM) cString(p uint32) (string, bool) {
+	mem := vm.inst.Memory()
+	n := min(mem.Size()-min(p, mem.Size()), maxCString)
+	b, ok := mem.Read(p, n)
+	if !ok {
+		return "", false
+	}
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return "", false
+	}
+	return string(b[:i]), true
+}
+
+// throw raises a JavaScript Error with message in the engine, for a host
+// function that then returns 0 to signal it.
+func (vm jsVM) throw(ctx context.Context, message string) {
+	e := vm.mustCall(ctx, "qjs_new_error")
+	msg := vm.mustString(ctx, message)
+	key := vm.mustCString(ctx, "message")
+	vm.mustCall(ctx, "qjs_set_prop_string", uint64(e), uint64(key), uint64(msg))
+	vm.mustCall(ctx, "free", uint64(key))
+	vm.mustCall(ctx, "qjs_free_value", uint64(msg))
+	vm.mustCall(ctx, "qjs_throw", uint64(e))
+	vm.mustCall(ctx, "qjs_free_value", uint64(e))
+}
+
+func (vm jsVM) mustString(ctx context.Context, s string) uint32 {
+	v, err := vm.newString(ctx, s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// newString makes a JavaScript string value of s.
+func (vm jsVM) newString(ctx context.Context, s string) (uint32, error) {
+	p, err := vm.call(ctx, "malloc", uint64(len(s)+1))
+	if err != nil {
+		return 0, err
+	}
+	if p == 0 {
+		return 0, errEngineOutOfMemory
+	}
+	if !vm.inst.Memory().Write(p, []byte(s)) {
+		return 0, &GuestError{Msg: "malloc returned memory outside the engine's memory"}
+	}
+	v, err := vm.call(ctx, "qjs_new_string", uint64(p), uint64(len(s)))
+	if err != nil {
+		return 0, err
+	}
+	if _, err := vm.call(ctx, "free", uint64(p)); err != nil {
+		return 0, err
+	}
+	if v == 0 {
+		return 0, errEngineOutOfMemory
+	}
+	return v, nil
+}
+
+// readString copies out the string value v (at most limit bytes; longer
+// strings report their length and ok == false).
+func (vm jsVM) readString(ctx context.Context, v uint32, limit int) (s []byte, n int, ok bool, err error) {
+	lenPtr, err := vm.call(ctx, "malloc", 4)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if lenPtr == 0 {
+		return nil, 0, false, errEngineOutOfMemory
+	}
+	defer vm.call(ctx, "free", uint64(lenPtr))
+	cstr, err := vm.call(ctx, "qjs_get_string_len", uint64(v), uint64(lenPtr))
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if cstr == 0 {
+		return nil, 0, false, errEngineOutOfMemory
+	}
+	defer vm.call(ctx, "qjs_free_cstring", uint64(cstr))
+	mem := vm.inst.Memory()
+	l, ok := ReadUint32(mem, lenPtr)
+	if !ok {
+		return nil, 0, false, &GuestError{Msg: "string length outside memory"}
+	}
+	if int64(l) > int64(limit) {
+		return nil, int(l), false, nil
+	}
+	b, ok := mem.Read(cstr, l)
+	if !ok {
+		return nil, 0, false, &GuestError{Msg: "string outside memory"}
+	}
+	return append([]byte(nil), b...), int(l), true, nil
+}
+
+// eval evaluates code and returns the value (or the exception) handle.
+func (vm jsVM) eval(ctx context.Context, code []byte, filename string, flags uint64) (uint32, error) {
+	src, err := vm.call(ctx, "malloc", uint64(len(code)+1))
+	if err != nil {
+		return 0, err
+	}
+	if src == 0 {
+		return 0, errEngineOutOfMemory
+	}
+	buf := make([]byte, len(code)+1)
+	copy(buf, code)
+	if !vm.inst.Memory().Write(src, buf) {
+		return 0, &GuestError{Msg: "malloc returned memory outside the engine's memory"}
+	}
+	name, err := vm.cStringAlloc(ctx, filename)
+	if err != nil {
+		return 0, err
+	}
+	v, err := vm.call(ctx, "qjs_eval", uint64(src), uint64(len(code)), uint64(name), flags)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := vm.call(ctx, "free", uint64(src)); err != nil {
+		return 0, err
+	}
+	if _, err := vm.call(ctx, "free", uint64(name)); err != nil {
+		return 0, err
+	}
+	return v, vm.checkException(ctx, v)
+}
+
+// checkException turns an exception value into a GuestFailure carrying the
+// exception's text.
+func (vm jsVM) checkException(ctx context.Context, v uint32) error {
+	exc, err := vm.call(ctx, "qjs_is_exception", uint64(v))
+	if err != nil || exc == 0 {
+		return err
+	}
+	e, err := vm.call(ctx, "qjs_get_exception")
+	if err != nil {
+		return err
+	}
+	text, _, _, err := vm.readString(ctx, e, maxMessage)
+	if err != nil {
+		return err
+	}
+	return &GuestFailure{Msg: string(text)}
+}
+
+// maxMessage bounds an error message read from the engine.
+const maxMessage = 4096
+
+// callFunction calls fn(args...) with this = undefined.
+func (vm jsVM) callFunction(ctx context.Context, fn, undefined uint32, args ...uint32) (uint32, error) {
+	argv := uint32(0)
+	if len(args) > 0 {
+		var err error
+		argv, err = vm.call(ctx, "malloc", uint64(4*len(args)))
+		if err != nil {
+			return 0, err
+		}
+		if argv == 0 {
+			return 0, errEngineOutOfMemory
+		}
+		b := make([]byte, 4*len(args))
+		for i, a := range args {
+			binary.LittleEndian.PutUint32(b[4*i:], a)
+		}
+		if !vm.inst.Memory().Write(argv, b) {
+			return 0, &GuestError{Msg: "malloc returned memory outside the engine's memory"}
+		}
+	}
+	v, err := vm.call(ctx, "qjs_call", uint64(fn), uint64(undefined), uint64(len(args)), uint64(argv))
+	if err != nil {
+		return 0, err
+	}
+	if argv != 0 {
+		if _, err := vm.call(ctx, "free", uint64(argv)); err != nil {
+			return 0, err
+		}
+	}
+	return v, vm.checkException(ctx, v)
+}
+
+// drainJobs runs the engine's job queue (promise reactions) until it is
+// empty. Without timers or I/O, nothing else can ever add a job.
+func (vm jsVM) drainJobs(ctx context.Context) error {
+	for {
+		pending, err := vm.call(ctx, "qjs_is_job_pending")
+		if err != nil || pending == 0 {
+			return err
+		}
+		r, err := vm.call(ctx, "qjs_execute_pending_job")
+		if err != nil {
+			return err
+		}
+		if int32(r) < 0 {
+			// A job threw: the glue's own reactions never do, so this is
+			// the engine interrupted at the deadline.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			e, err := vm.call(ctx, "qjs_get_exception")
+			if err != nil {
+				return err
+			}
+			text, _, _, err := vm.readString(ctx, e, maxMessage)
+			if err != nil {
+				return err
+			}
+			return &GuestFailure{Msg: string(text)}
+		}
+	}
+}
+
+// JSTool is a tool as the glue loads it.
+type JSTool struct {
+	// Name is the module name of the bundle (shown in stack traces).
+	Name string
+	// Source is the bundled ES module.
+	Source []byte
+	// Export selects the tool among the module's exports ("" = the module
+	// itself, or its default export).
+	Export string
+}
+
+// JSEntry is what the load driver leaves for the run driver: handles of the
+// prelude's functions inside the snapshot.
+type JSEntry struct{ run, take, undefined uint32 }
+
+// jsLoaded is the load driver's output.
+type jsLoaded struct {
+	K       string    `json:"k"` // "ok", or a ToolLoadError kind
+	Message string    `json:"message,omitempty"`
+	Entry   [3]uint32 `json:"entry"`
+}
+
+// ParseJSLoad decodes the load driver's output: the entry of a loaded tool,
+// or a *ToolLoadError saying why the tool could not be loaded.
+func ParseJSLoad(b []byte) (JSEntry, error) {
+	var l jsLoaded
+	if err := json.Unmarshal(b, &l); err != nil {
+		return JSEntry{}, fmt.Errorf("quickjs: load driver output: %w", err)
+	}
+	if l.K != "ok" {
+		return JSEntry{}, &ToolLoadError{Kind: l.K, Message: l.Message}
+	}
+	return JSEntry{run: l.Entry[0], take: l.Entry[1], undefined: l.Entry[2]}, nil
+}
+
+func (l jsLoaded) encode() []byte {
+	b, _ := json.Marshal(l)
+	return b
+}
+
+// ToolLoadError says why a tool could not be loaded into the engine: it
+// threw while its module was evaluated (Kind "error"), its export was not
+// found ("notfound"), or it has no execute ("invalid").
+type ToolLoadError struct {
+	Kind    string
+	Message string
+}
+
+func (e *ToolLoadError) Error() string { return e.Message }
+
+// QuickJSLoad returns the driver that initializes a fresh engine, evaluates
+// the prelude and the tool, and resolves the tool's export. The instance it
+// leaves behind is what gets snapshotted. Its output (see ParseJSLoad) is the
+// JSEntry the run driver needs, or the tool's problem: a tool that throws
+// while loading, or lacks its export, still completes the driver, so that
+// only the engine's own failures (limits, traps) are errors.
+func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, error) {
+	return func(ctx context.Context, inst Instance) ([]byte, error) {
+		vm := jsVM{inst}
+		ctx = WithJSModules(ctx, JSModules{tool.Name: tool.Source})
+		if _, err := vm.call(ctx, ExportInitialize); err != nil {
+			return nil, err
+		}
+		if r, err := vm.call(ctx, "qjs_init"); err != nil || r != 0 {
+			return nil, errors.Join(err, fmt.Errorf("quickjs: qjs_init returned %d", int32(r)))
+		}
+		for _, setting := range []string{"qjs_set_module_loader", "qjs_set_interrupt_handler"} {
+			if _, err := vm.call(ctx, setting, 1); err != nil {
+				return nil, err
+			}
+		}
+		var entry JSEntry
+		var err error
+		if entry.undefined, err = vm.call(ctx, "qjs_get_undefined"); err != nil {
+			return nil, err
+		}
+		fns, err := vm.eval(ctx, quickJSPrelude, "wasmgate:prelude", evalGlobal)
+		if err != nil {
+			return nil, fmt.Errorf("quickjs: the prelude failed: %w", err)
+		}
+		var load uint32
+		for i, p := range []*uint32{&load, &entry.run, &entry.take} {
+			if *p, err = vm.call(ctx, "qjs_get_prop_uint32", uint64(fns), uint64(i)); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := vm.call(ctx, "qjs_free_value", uint64(fns)); err != nil {
+			return nil, err
+		}
+
+		ns, err := vm.eval(ctx, tool.Source, tool.Name, evalModule)
+		var fail *GuestFailure
+		if errors.As(err, &fail) {
+			return jsLoaded{K: "error", Message: fail.Msg}.encode(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		name, err := vm.newString(ctx, tool.Export)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := vm.callFunction(ctx, load, entry.undefined, ns, name); err != nil {
+			return nil, err
+		}
+		for _, v := range []uint32{ns, name, load} {
+			if _, err := vm.call(ctx, "qjs_free_value", uint64(v)); err != nil {
+				return nil, err
+			}
+		}
+		if err := vm.drainJobs(ctx); err != nil {
+			return nil, err
+		}
+		st, err := vm.take(ctx, entry)
+		if err != nil {
+			return nil, err
+		}
+		switch st.K {
+		case "ok":
+		case "pending":
+			return jsLoaded{K: "error", Message: "the tool's top-level await never settles"}.encode(), nil
+		default:
+			return jsLoaded{K: st.K, Message: st.Message}.encode(), nil
+		}
+		// Collect the garbage of loading, so that every execution starts
+		// from the smallest heap.
+		if _, err := vm.call(ctx, "qjs_run_gc"); err != nil {
+			return nil, err
+		}
+		return jsLoaded{K: "ok", Entry: [3]uint32{entry.run, entry.take, entry.undefined}}.encode(), nil
+	}
+}
+
+// jsState is the prelude's report (take()).
+type jsState struct {
+	K       string  `json:"k"`
+	Output  *string `json:"output"`
+	Message string  `json:"message"`
+	Log     string  `json:"log"`
+}
+
+// maxState bounds what take() may return: the output limit plus the log and
+// room for the envelope.
+const maxState = 64 << 20
+
+func (vm jsVM) take(ctx context.Context, entry JSEntry) (jsState, error) {
+	v, err := vm.callFunction(ctx, entry.take, entry.undefined)
+	if err != nil {
+		return jsState{}, err
+	}
+	b, n, ok, err := vm.readString(ctx, v, maxState)
+	if err != nil {
+		return jsState{}, err
+	}
+	if !ok {
+		return jsState{}, fmt.Errorf("%w (%d bytes)", ErrOutputTooLarge, n)
+	}
+	var st jsState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return jsState{}, fmt.Errorf("quickjs: the prelude's state is not JSON: %w", err)
+	}
+	return st, nil
+}
+
+// JSCall is one execution's request to a loaded tool.
+type JSCall struct {
+	// Input is the canonical JSON input (the tool's params).
+	Input []byte
+	// Env is the request's env as a JSON object (nil means {}): configuration
+	// for factories, never audited.
+	Env []byte
+	// Seed seeds Math.random.
+	Seed [32]byte
+	// MaxOutput bounds the output.
+	MaxOutput int
+}
+
+// JSResult is what an execution of a tool produced besides its output.
+type JSResult struct {
+	// Log is the tool's console output (bounded; never audited).
+	Log string
+}
+
+// QuickJSRun returns the driver of one execution of the tool loaded as entry,
+// in an instance started from the snapshot taken after loading. The output
+// is the tool's result as JSON, or empty when it returned undefined. A
+// thrown exception is a *GuestFailure, a result with no JSON form an
+// *OutputNotJSONError, and the tool's console log is left in res.
+func QuickJSRun(entry JSEntry, call JSCall, res *JSResult) func(ctx context.Context, inst Instance) ([]byte, error) {
+	return func(ctx context.Context, inst Instance) ([]byte, error) {
+		vm := jsVM{inst}
+		env := call.Env
+		if len(env) == 0 {
+			env = []byte("{}")
+		}
+		arg := make([]byte, 0, 66+len(env)+len(call.Input))
+		arg = hex.AppendEncode(arg, call.Seed[:])
+		arg = append(append(append(arg, '\n'), env...), '\n')
+		arg = append(arg, call.Input...)
+		a, err := vm.newString(ctx, string(arg))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := vm.callFunction(ctx, entry.run, entry.undefined, a); err != nil {
+			return nil, interrupted(ctx, err)
+		}
+		if err := vm.drainJobs(ctx); err != nil {
+			return nil, interrupted(ctx, err)
+		}
+		st, err := vm.take(ctx, entry)
+		if err != nil {
+			return nil, err
+		}
+		res.Log = st.Log
+		switch st.K {
+		case "ok":
+			if st.Output == nil {
+				return nil, nil
+			}
+			if len(*st.Output) > call.MaxOutput {
+				return nil, ErrOutputTooLarge
+			}
+			return []byte(*st.Output), nil
+		case "none":
+			return nil, nil
+		case "notjson":
+			return nil, &OutputNotJSONError{Msg: st.Message}
+		case "pending":
+			return nil, &GuestFailure{Msg: "the tool's promise never settled: nothing was left to run it (the sandbox has no timers or I/O)"}
+		case "invalid":
+			return nil, &GuestFailure{Msg: "TOOL_INVALID: " + st.Message}
+		default:
+			return nil, &GuestFailure{Msg: st.Message}
+		}
+	}
+}
+
+// interrupted reports an exception raised because the deadline passed (the
+// engine's interrupt handler) as the deadline itself.
+func interrupted(ctx context.Context, err error) error {
+	var fail *GuestFailure
+	if errors.As(err, &fail) && ctx.Err() != nil && strings.Contains(fail.Msg, "interrupted") {
+		return ctx.Err()
+	}
+	return err
+}
+
+var preludeDigest = sync.OnceValue(func() string {
+	sum := blake3.Sum256(quickJSPrelude)
+	return hex.EncodeToString(sum[:])
+})

@@ -1,0 +1,169 @@
+package jstool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// Errors of loading a tool, matched with errors.Is. Every one of them also
+// matches runtime.ErrNotAdmitted: the tool is not admitted as an executor.
+const (
+	// ErrToolNotFound: the requested export does not exist (TOOL_NOT_FOUND).
+	ErrToolNotFound = errorString("TOOL_NOT_FOUND")
+	// ErrToolInvalid: the export has no execute and is not a factory, or
+	// the tool's code threw while it was loaded (TOOL_INVALID).
+	ErrToolInvalid = errorString("TOOL_INVALID")
+)
+
+// LoadError says why a tool was not admitted.
+type LoadError struct {
+	Tool string // the bundle's entry, for messages
+	Code error  // ErrToolNotFound or ErrToolInvalid
+	Msg  string
+}
+
+func (e *LoadError) Error() string { return fmt.Sprintf("%s: %s: %s", e.Code, e.Tool, e.Msg) }
+
+func (e *LoadError) Is(target error) bool {
+	return target == e.Code || target == runtime.ErrNotAdmitted
+}
+
+// LoadLimits bound loading a tool (evaluating the engine's setup, the prelude
+// and the tool's top-level code) before its snapshot is taken. Memory is the
+// tool's own memory_pages, so a snapshot always fits the executions.
+var LoadLimits = runtime.Limits{TimeoutMs: 10_000, Fuel: 2_000_000_000}
+
+// Spec is what Load needs to know about a tool.
+type Spec struct {
+	// Bundle is the tool's code (BundleFile, BundlePackage).
+	Bundle Bundle
+	// Export selects the tool among the bundle's exports ("" = the module,
+	// when it exports execute, or its default export).
+	Export string
+	// Manifest is the tool's identity and limits.
+	Manifest runtime.Manifest
+	// Engine is the QuickJS engine module; nil means the embedded one.
+	Engine []byte
+}
+
+// Tool is a JavaScript tool loaded into the QuickJS engine and snapshotted.
+// It implements the pipeline's Executor interface and is safe for concurrent
+// use: each execution runs in a fresh engine instance started from the
+// snapshot.
+type Tool struct {
+	reactor  runtime.Reactor
+	snap     *runtime.Snapshot
+	entry    host.JSEntry
+	manifest runtime.Manifest
+	digest   string
+	loadFuel uint64
+}
+
+// Load admits the engine, evaluates the tool in it once and keeps the
+// snapshot every execution starts from.
+//
+// # Errors
+//
+// ErrNoEngine when there is no engine module; a *LoadError (matching
+// runtime.ErrNotAdmitted) when the tool throws while loading, or its export
+// is missing or has no execute; an *AdmissionError when the engine module
+// is refused.
+func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) {
+	wasm := spec.Engine
+	if wasm == nil {
+		var err error
+		if wasm, err = EngineModule(); err != nil {
+			return nil, err
+		}
+	}
+	reactor, err := engine.LoadReactor(ctx, wasm, host.QuickJSGlue())
+	if err != nil {
+		return nil, fmt.Errorf("the QuickJS engine module: %w", err)
+	}
+	name := path.Base(spec.Bundle.Entry)
+	if name == "" || name == "." || name == "/" {
+		name = "tool.js"
+	}
+	limits := LoadLimits
+	limits.MemoryPages = spec.Manifest.Limits.WithDefaults(runtime.DefaultLimits).MemoryPages
+	t := &Tool{reactor: reactor, manifest: spec.Manifest, digest: toolDigest(wasm, spec)}
+	snap, out, err := reactor.Snapshot(ctx, nil, runtime.Input{Limits: limits},
+		runtime.Driver(host.QuickJSLoad(host.JSTool{Name: name, Source: spec.Bundle.Source, Export: spec.Export})))
+	if err != nil {
+		return nil, err
+	}
+	if out.Kind != runtime.Completed {
+		return nil, &LoadError{Tool: spec.Bundle.Entry, Code: ErrToolInvalid,
+			Msg: fmt.Sprintf("loading the tool stopped: %s (%s)", out.Kind, out.Message)}
+	}
+	t.entry, err = host.ParseJSLoad(out.Output)
+	var tle *host.ToolLoadError
+	if errors.As(err, &tle) {
+		e := &LoadError{Tool: spec.Bundle.Entry, Code: ErrToolInvalid, Msg: tle.Message}
+		switch tle.Kind {
+		case "notfound":
+			e.Code = ErrToolNotFound
+		case "error":
+			e.Msg = "the tool threw while it was loaded: " + tle.Message
+		}
+		return nil, e
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.snap, t.loadFuel = snap, out.FuelUsed
+	return t, nil
+}
+
+// toolDigest identifies a JS executor: the engine module, wasmgate's
+// prelude, the bundled source and the export, together.
+func toolDigest(engine []byte, spec Spec) string {
+	var b []byte
+	b = append(b, "wasmgate-js-tool-v1\n"...)
+	b = append(b, audit.Digest(engine)...)
+	b = append(b, '\n')
+	b = append(b, host.QuickJSPreludeDigest()...)
+	b = append(b, '\n')
+	b = append(b, audit.Digest(spec.Bundle.Source)...)
+	b = append(b, '\n')
+	b = append(b, spec.Export...)
+	return audit.Digest(b)
+}
+
+// Manifest implements the pipeline's Executor.
+func (t *Tool) Manifest() runtime.Manifest { return t.manifest }
+
+// ModuleDigest implements the pipeline's Executor.
+func (t *Tool) ModuleDigest() string { return t.digest }
+
+// SnapshotBytes is the size of the memory every execution starts from.
+func (t *Tool) SnapshotBytes() int { return t.snap.MemoryBytes() }
+
+// LoadFuel is the fuel loading the tool took (not charged to executions).
+func (t *Tool) LoadFuel() uint64 { return t.loadFuel }
+
+// Execute implements the pipeline's Executor: one execution with no env.
+func (t *Tool) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+	return t.ExecuteWithEnv(ctx, in, nil)
+}
+
+// ExecuteWithEnv runs the tool once on canonical input, passing env (a JSON
+// object, or nil) to a factory tool as its configuration. The tool's console
+// output is the Outcome's Stderr.
+func (t *Tool) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte) (runtime.Outcome, error) {
+	lim := in.Limits.WithDefaults(runtime.DefaultLimits)
+	var res host.JSResult
+	drive := host.QuickJSRun(t.entry, host.JSCall{Input: in.Bytes, Env: env, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)}, &res)
+	out, err := t.reactor.Run(ctx, t.snap, in, runtime.Driver(drive))
+	if err != nil {
+		return out, err
+	}
+	out.Stderr = []byte(res.Log)
+	return out, nil
+}

@@ -1,0 +1,231 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/runtime/internal/instrument"
+	"github.com/wasmgate/wasmgate/runtime/internal/wasmbin"
+)
+
+// Driver drives one instance of a reactor through its exports (the QuickJS
+// glue in package host is one). Its output becomes the Outcome's Output;
+// its errors are classified like any guest's.
+type Driver func(ctx context.Context, inst host.Instance) ([]byte, error)
+
+// Reactor is an admitted, compiled module driven by host glue rather than by
+// a calling convention, whose instances can start from a Snapshot.
+//
+// Every Run and Snapshot uses a fresh instance, metered and limited like any
+// execution: a snapshot saves the time to reach a state, never isolation.
+type Reactor interface {
+	Info() ModuleInfo
+	// Snapshot runs init on a fresh instance (from from's state, or the
+	// module's initial state when from is nil) and, when it completes,
+	// captures the instance's memory and mutable globals.
+	//
+	// # Errors
+	//
+	// As Module.Run. An init that does not complete is reported in the
+	// Outcome, with a nil Snapshot.
+	Snapshot(ctx context.Context, from *Snapshot, in Input, init Driver) (*Snapshot, Outcome, error)
+	// Run runs drive on a fresh instance started from snap (nil: the
+	// module's initial state).
+	Run(ctx context.Context, snap *Snapshot, in Input, drive Driver) (Outcome, error)
+}
+
+// Snapshot is the state of a reactor instance: its whole linear memory and
+// its exported mutable globals. Tables are not captured: admission refuses
+// reactors whose code can change them.
+type Snapshot struct {
+	memory  []byte
+	globals []savedGlobal
+}
+
+type savedGlobal struct {
+	name  string
+	value uint64
+}
+
+// MemoryBytes is the size of the captured memory.
+func (s *Snapshot) MemoryBytes() int { return len(s.memory) }
+
+// LoadReactor admits and compiles a module for glue: it may import the
+// virtual WASI and glue.Imports, and must export what glue.Exports lists.
+//
+// # Errors
+//
+// An *AdmissionError (errors.Is ErrNotAdmitted) when admission refuses the
+// module, including when its state cannot be snapshotted (a mutable global
+// that is not exported, data segments at non-constant offsets).
+func (e *wazeroEngine) LoadReactor(ctx context.Context, wasm []byte, glue host.Glue) (Reactor, error) {
+	if err := e.instantiateGlue(ctx, glue); err != nil {
+		return nil, err
+	}
+	key := digestHex(wasm) + "/" + glue.Name + "/instrument-v" + strconv.Itoa(instrument.Version)
+	mod, err := e.cached(ctx, key, func() (*wazeroModule, error) { return e.compileReactor(ctx, wasm, glue) })
+	if err != nil {
+		return nil, err
+	}
+	return wazeroReactor{mod}, nil
+}
+
+// instantiateGlue makes glue's imports available in the engine's runtime,
+// once per glue. Admission keeps every module but glue's own from importing
+// them.
+func (e *wazeroEngine) instantiateGlue(ctx context.Context, glue host.Glue) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.glues[glue.Name] {
+		return nil
+	}
+	byModule := map[string][]host.Function{}
+	for _, f := range glue.Imports {
+		byModule[f.Module] = append(byModule[f.Module], f)
+	}
+	for name, fns := range byModule {
+		if err := e.instantiateHost(ctx, name, fns); err != nil {
+			return err
+		}
+	}
+	e.glues[glue.Name] = true
+	return nil
+}
+
+func (e *wazeroEngine) compileReactor(ctx context.Context, wasm []byte, glue host.Glue) (*wazeroModule, error) {
+	info, code, err := admitFor(wasm, &glue)
+	if err != nil {
+		return nil, err
+	}
+	if !e.uninstrumented {
+		code, err = instrument.Instrument(code, instrumentOptions)
+		if err != nil {
+			return nil, &AdmissionError{Problem: "cannot instrument the module", Err: err}
+		}
+	}
+	m, err := wasmbin.Decode(code)
+	if err != nil {
+		return nil, &AdmissionError{Problem: "cannot parse the instrumented module", Err: err}
+	}
+	globals, err := snapshotable(m)
+	if err != nil {
+		return nil, err
+	}
+	// Instances start from a memory image, never from instantiation: the
+	// initial image is what the data segments write, and the compiled
+	// module writes nothing.
+	image, stripped, err := m.SplitData()
+	if err != nil {
+		return nil, &AdmissionError{Problem: "cannot snapshot the module", Err: err}
+	}
+	compiled, err := e.rt.CompileModule(ctx, stripped)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &AdmissionError{Problem: "the module does not validate", Err: err}
+	}
+	return &wazeroModule{engine: e, info: info, compiled: compiled, image: &Snapshot{memory: image}, snapshotGlobals: globals}, nil
+}
+
+// snapshotable refuses modules whose state a Snapshot would not capture, and
+// returns the names of the globals a Snapshot captures: every exported
+// mutable global except the host's own (wg_*), which each execution resets.
+func snapshotable(m *wasmbin.Module) ([]string, error) {
+	exported := map[uint32]bool{}
+	for _, e := range m.Exports {
+		if e.Kind == wasmbin.KindGlobal {
+			exported[e.Index] = true
+		}
+	}
+	imported := 0
+	for _, im := range m.Imports {
+		if im.Kind == wasmbin.KindGlobal {
+			imported++
+		}
+	}
+	for i, g := range m.Globals {
+		if g.Mutable && !exported[uint32(imported+i)] {
+			return nil, refuse("mutable global %d is not exported, so a snapshot could not capture it", imported+i)
+		}
+	}
+	var names []string
+	for _, e := range m.Exports {
+		i := int(e.Index) - imported
+		if e.Kind == wasmbin.KindGlobal && i >= 0 && i < len(m.Globals) && m.Globals[i].Mutable && !strings.HasPrefix(e.Name, "wg_") {
+			names = append(names, e.Name)
+		}
+	}
+	return names, nil
+}
+
+type wazeroReactor struct{ m *wazeroModule }
+
+func (r wazeroReactor) Info() ModuleInfo { return r.m.info }
+
+func (r wazeroReactor) Snapshot(ctx context.Context, from *Snapshot, in Input, init Driver) (*Snapshot, Outcome, error) {
+	if from == nil {
+		from = r.m.image
+	}
+	o, snap, err := r.m.execute(ctx, in, from, glueDriver(init), true)
+	return snap, o, err
+}
+
+func (r wazeroReactor) Run(ctx context.Context, snap *Snapshot, in Input, drive Driver) (Outcome, error) {
+	if snap == nil {
+		snap = r.m.image
+	}
+	o, _, err := r.m.execute(ctx, in, snap, glueDriver(drive), false)
+	return o, err
+}
+
+func glueDriver(d Driver) driver {
+	return func(ctx context.Context, inst wazeroInstance, _ *host.Session, _ int) ([]byte, error) {
+		return d(ctx, inst)
+	}
+}
+
+// restore puts a snapshot's state into a fresh instance: the memory image
+// is already in place (see memoryAllocator), but memory starts at the
+// module's minimum, so it is grown to the image's size first.
+func restore(mod api.Module, from *Snapshot) error {
+	mem := mod.Memory()
+	if mem == nil {
+		return fmt.Errorf("restoring a snapshot: the module has no memory")
+	}
+	if want := uint32(len(from.memory) / pageSize); want > mem.Size()/pageSize {
+		if _, ok := mem.Grow(want - mem.Size()/pageSize); !ok {
+			return fmt.Errorf("restoring a snapshot: cannot grow memory to %d pages", want)
+		}
+	}
+	for _, g := range from.globals {
+		mg, ok := mod.ExportedGlobal(g.name).(api.MutableGlobal)
+		if !ok {
+			return fmt.Errorf("restoring a snapshot: no mutable global %s", g.name)
+		}
+		mg.Set(g.value)
+	}
+	return nil
+}
+
+// captureState copies an instance's memory and the named globals.
+func captureState(inst wazeroInstance, globals []string) (*Snapshot, error) {
+	mem := inst.mod.Memory()
+	if mem == nil {
+		return nil, fmt.Errorf("snapshot: the module has no memory")
+	}
+	b, ok := mem.Read(0, mem.Size())
+	if !ok {
+		return nil, fmt.Errorf("snapshot: cannot read memory")
+	}
+	snap := &Snapshot{memory: append([]byte(nil), b...)}
+	for _, name := range globals {
+		snap.globals = append(snap.globals, savedGlobal{name: name, value: inst.mod.ExportedGlobal(name).Get()})
+	}
+	return snap, nil
+}
