@@ -3,6 +3,7 @@ module github.com/wasmgate/wasmgate
 go 1.26
 
 require (
+	github.com/evanw/esbuild v0.28.2
 	github.com/stretchr/testify v1.11.1
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/zeebo/blake3 v0.2.4

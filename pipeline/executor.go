@@ -77,14 +77,19 @@ var nonIDChars = regexp.MustCompile(`[^a-z0-9_]+`)
 // limits.
 func ManifestFromFile(path string, limits runtime.Limits) runtime.Manifest {
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	id := strings.Trim(nonIDChars.ReplaceAllString(strings.ToLower(base), "_"), "_")
+	return runtime.Manifest{ExecutorID: executorIDFrom(base), Version: "0.0.0", Limits: limits}
+}
+
+// executorIDFrom makes a valid executor id of a name.
+func executorIDFrom(name string) string {
+	id := strings.Trim(nonIDChars.ReplaceAllString(strings.ToLower(name), "_"), "_")
 	switch {
 	case id == "":
 		id = "executor"
 	case id[0] < 'a' || id[0] > 'z':
 		id = "x_" + id
 	}
-	return runtime.Manifest{ExecutorID: id, Version: "0.0.0", Limits: limits}
+	return id
 }
 
 // describe names an executor in messages.

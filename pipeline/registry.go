@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -180,13 +179,10 @@ func (r *Registry) Problems() []string {
 
 // registryFile is the on-disk registry configuration.
 type registryFile struct {
-	Executors map[string]executorFile `json:"executors"`
-	Actions   map[string]Route        `json:"actions"`
-}
-
-type executorFile struct {
-	// Wasm is the module's path, relative to the configuration file.
-	Wasm string `json:"wasm"`
+	// Executors map ids to their code; file paths are relative to the
+	// configuration file.
+	Executors map[string]ExecutorSource `json:"executors"`
+	Actions   map[string]Route  `json:"actions"`
 }
 
 // LoadRegistry reads a registry configuration file and loads every executor
@@ -214,15 +210,16 @@ func LoadRegistry(ctx context.Context, path string, engine runtime.Engine) (*Reg
 	dir := filepath.Dir(path)
 	r := NewRegistry()
 	for _, id := range sortedKeys(cfg.Executors) {
-		ef := cfg.Executors[id]
-		if ef.Wasm == "" {
-			return nil, fmt.Errorf("registry %s: executor %q has no \"wasm\" path", path, id)
+		src := cfg.Executors[id]
+		if err := src.check(); err != nil {
+			return nil, fmt.Errorf("registry %s: executor %q %v", path, id, err)
 		}
-		modPath := ef.Wasm
-		if !filepath.IsAbs(modPath) {
-			modPath = filepath.Join(dir, modPath)
+		for _, p := range []*string{&src.Wasm, &src.JS} {
+			if *p != "" && !filepath.IsAbs(*p) {
+				*p = filepath.Join(dir, *p)
+			}
 		}
-		slot, err := loadSlot(ctx, engine, id, modPath)
+		slot, err := loadSlot(ctx, engine, id, src)
 		if err != nil {
 			return nil, err
 		}
@@ -236,25 +233,20 @@ func LoadRegistry(ctx context.Context, path string, engine runtime.Engine) (*Reg
 	return r, nil
 }
 
-func loadSlot(ctx context.Context, engine runtime.Engine, id, path string) (executorSlot, error) {
-	wasm, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return executorSlot{missing: fmt.Errorf("module %s does not exist", path)}, nil
-	}
-	if err != nil {
-		return executorSlot{}, fmt.Errorf("executor %q: %w", id, err)
-	}
-	// A module without a manifest has no version: its requests are blocked
+func loadSlot(ctx context.Context, engine runtime.Engine, id string, src ExecutorSource) (executorSlot, error) {
+	// Code without a manifest has no version: its requests are blocked
 	// with EXECUTOR_VERSION_MISSING rather than guessing one.
-	e, err := LoadWasm(ctx, engine, wasm, runtime.Manifest{ExecutorID: id})
-	if errors.Is(err, runtime.ErrNotAdmitted) {
+	e, err := loadSource(ctx, engine, src, runtime.Manifest{ExecutorID: id})
+	switch {
+	case errors.Is(err, errMissingCode):
+		return executorSlot{missing: err}, nil
+	case errors.Is(err, runtime.ErrNotAdmitted):
 		return executorSlot{broken: err}, nil
-	}
-	if err != nil {
+	case err != nil:
 		return executorSlot{}, fmt.Errorf("executor %q: %w", id, err)
 	}
 	if got := e.Manifest().ExecutorID; got != id {
-		return executorSlot{broken: fmt.Errorf("module %s declares executor_id %q, but is registered as %q", path, got, id)}, nil
+		return executorSlot{broken: fmt.Errorf("%s declares executor_id %q, but is registered as %q", src.describe(), got, id)}, nil
 	}
 	return executorSlot{exec: e}, nil
 }
@@ -268,30 +260,45 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// RegistryForModule is the registry of a single module file run directly
-// (`wasmgate run --wasm`): one action, named action or, when empty, after the
-// executor, routed to the module with any version accepted and no capability
-// check. A module without a manifest gets ManifestFromFile. limits override
-// the manifest's field by field.
+// RegistryForSource is the registry of one executor run directly (`wasmgate
+// run --wasm`, `--js`, `--package`): one action, named action or, when
+// empty, after the executor, routed to it with any version accepted and no
+// capability check. Code without a manifest gets ManifestFromFile. limits
+// override the manifest's field by field.
 //
-// A module that admission refuses is still registered, so that running it
-// yields a BLOCKED result with EXECUTOR_INVALID rather than no result.
+// Code that cannot be admitted (refused by admission, a tool that does not
+// bundle or lacks its export) is still registered, so that running it yields
+// a BLOCKED result with EXECUTOR_INVALID rather than no result.
 //
 // # Errors
 //
-// When the file cannot be read.
-func RegistryForModule(ctx context.Context, engine runtime.Engine, path, action string, limits runtime.Limits) (*Registry, error) {
-	wasm, err := os.ReadFile(path)
-	if err != nil {
+// When the code does not exist (matching os.ErrNotExist for files and
+// jstool.ErrNotInstalled for packages) or cannot be read.
+func RegistryForSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, action string, limits runtime.Limits) (*Registry, error) {
+	if err := src.check(); err != nil {
 		return nil, err
 	}
-	fallback := ManifestFromFile(path, runtime.Limits{})
+	var fallback runtime.Manifest
+	switch {
+	case src.Wasm != "":
+		fallback = ManifestFromFile(src.Wasm, runtime.Limits{})
+	case src.JS != "":
+		fallback = ManifestFromFile(src.JS, runtime.Limits{})
+	}
 	slot := executorSlot{}
 	id := fallback.ExecutorID
-	e, err := LoadWasm(ctx, engine, wasm, fallback)
+	e, err := loadSource(ctx, engine, src, fallback)
 	switch {
+	case errors.Is(err, errMissingCode):
+		if src.Package == "" {
+			return nil, fmt.Errorf("%w (%w)", err, os.ErrNotExist)
+		}
+		return nil, err
 	case errors.Is(err, runtime.ErrNotAdmitted):
 		slot.broken = err
+		if id == "" {
+			id = executorIDFrom(src.Package + "__" + src.Tool)
+		}
 	case err != nil:
 		return nil, err
 	default:

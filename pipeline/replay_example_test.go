@@ -31,7 +31,7 @@ func ExampleReplay() {
 		Corpus:  corpus,
 		Engines: engines,
 		Registry: func(ctx context.Context, e runtime.Engine) (*pipeline.Registry, error) {
-			return pipeline.RegistryForModule(ctx, e, "../testdata/sum.wasm", "", runtime.Limits{})
+			return pipeline.RegistryForSource(ctx, e, pipeline.ExecutorSource{Wasm: "../testdata/sum.wasm"}, "", runtime.Limits{})
 		},
 	})
 	if err != nil {

@@ -147,7 +147,7 @@ func TestSameResultOnBothEngines(t *testing.T) {
 		for _, c := range cases {
 			// A generous clock: the interpreter under the race detector is slow, and
 			// this test is about determinism, not deadlines.
-			reg, err := pipeline.RegistryForModule(ctx, engine, filepath.Join("..", "testdata", c.fixture), "", runtime.Limits{TimeoutMs: 120_000})
+			reg, err := pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{Wasm: filepath.Join("..", "testdata", c.fixture)}, "", runtime.Limits{TimeoutMs: 120_000})
 			require.NoError(t, err)
 			res, err := pipeline.New(reg, audit.NewMemorySink()).Execute(ctx, pipeline.ActionRequest{Payload: json.RawMessage(c.payload), Action: reg.Actions()[0]})
 			require.NoError(t, err)

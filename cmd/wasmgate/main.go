@@ -1,11 +1,14 @@
 // Command wasmgate runs pure executors in WebAssembly under governance.
 //
 //	wasmgate run --wasm FILE [--input JSON | --input-file FILE | stdin] [flags]
+//	wasmgate run --js FILE [--tool EXPORT] [--input JSON | ...]
+//	wasmgate run --package NAME@VERSION --tool EXPORT [--input JSON | ...]
 //	wasmgate run --config FILE --action NAME [--input JSON | ...]
+//	wasmgate tools add NAME@VERSION
 //	wasmgate inspect FILE
 //	wasmgate pack --manifest M.json IN.wasm -o OUT.wasm
 //	wasmgate audit verify FILE
-//	wasmgate replay --wasm FILE | --config FILE --corpus REQUESTS.jsonl [flags]
+//	wasmgate replay --wasm FILE | --js FILE | --package P --tool T | --config FILE --corpus REQUESTS.jsonl [flags]
 //
 // Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error,
 // 5 divergence (replay).
@@ -37,11 +40,14 @@ const usage = `wasmgate runs pure executors in WebAssembly under governance.
 
 Usage:
   wasmgate run --wasm FILE [--input JSON | --input-file FILE] [flags]   run a module (input from stdin if no --input*)
+  wasmgate run --js FILE [--tool EXPORT] [--input JSON | ...]          run a JavaScript/TypeScript tool
+  wasmgate run --package NAME@VERSION --tool EXPORT [--input ...]     run a tool from an npm package
   wasmgate run --config FILE --action NAME [--input JSON | ...]         run an action through a registry
+  wasmgate tools add NAME@VERSION                                       install and bundle an npm package of tools
   wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
   wasmgate pack --manifest M.json IN.wasm -o OUT.wasm                   embed a manifest in a module
   wasmgate audit verify FILE                                            check an audit log's hash chain
-  wasmgate replay --wasm FILE|--config FILE --corpus R.jsonl [flags]    re-run requests on every engine; report divergences
+  wasmgate replay --wasm FILE|--js FILE|--config FILE --corpus R.jsonl  re-run requests on every engine; report divergences
 
 Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error,
             5 divergence (replay: results differ between runs, engines or the audit log).
@@ -79,6 +85,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.auditCmd(rest)
 	case "replay":
 		return e.replayCmd(ctx, rest)
+	case "tools":
+		return e.toolsCmd(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitSuccess

@@ -21,6 +21,8 @@ import (
 
 const replayHelp = `Usage:
   wasmgate replay --wasm FILE --corpus REQUESTS.jsonl [flags]
+  wasmgate replay --js FILE [--tool EXPORT] --corpus REQUESTS.jsonl [flags]
+  wasmgate replay --package NAME@VERSION --tool EXPORT --corpus REQUESTS.jsonl [flags]
   wasmgate replay --config FILE --corpus REQUESTS.jsonl [flags]
 
 Runs every request of the corpus --runs times on every engine of --engines,
@@ -38,7 +40,7 @@ timing-dependent, not as agreeing.
 Corpus: JSON Lines, one request per line, blank lines skipped:
   {"action":"math.sum","payload":{"numbers":[1,2]},"trace_id":"<UUID>","ts_utc":"<RFC 3339, UTC>"}
 payload is required; action is required with --config, and defaults to the
-module's action with --wasm; a request without trace_id gets
+executor's action with --wasm, --js or --package; a request without trace_id gets
 00000000-0000-4000-8000-<its line number in 12 digits>.
 
 Output: a summary table and every divergence; with --json, one JSON object:
@@ -67,16 +69,16 @@ Flags:
 const progressMinRequests = 20
 
 type replayFlags struct {
-	wasm, config, corpus, audit, engines string
-	runs                                 int
-	json                                 bool
+	src                    sourceFlags
+	corpus, audit, engines string
+	runs                   int
+	json                   bool
 }
 
 func (e env) replayCmd(ctx context.Context, args []string) int {
 	fs := newFlagSet("replay", e.stderr)
 	var f replayFlags
-	fs.StringVar(&f.wasm, "wasm", "", "Wasm module to replay the corpus on")
-	fs.StringVar(&f.config, "config", "", "registry configuration (JSON) mapping the corpus's actions to executors")
+	f.src.register(fs, "replay the corpus on")
 	fs.StringVar(&f.corpus, "corpus", "", "requests to replay, as JSON Lines")
 	fs.IntVar(&f.runs, "runs", pipeline.DefaultReplayRuns, "runs of each request on each engine")
 	fs.StringVar(&f.engines, "engines", "all", "engines to compare, comma-separated (wazero, wazero-interp), or all")
@@ -120,7 +122,7 @@ func (e env) replayCmd(ctx context.Context, args []string) int {
 
 func (e env) replay(ctx context.Context, f replayFlags) (pipeline.ReplayReport, error) {
 	var none pipeline.ReplayReport
-	if err := checkSource(f.wasm, f.config); err != nil {
+	if err := f.src.check(); err != nil {
 		return none, err
 	}
 	switch {
@@ -133,7 +135,7 @@ func (e env) replay(ctx context.Context, f replayFlags) (pipeline.ReplayReport, 
 	if err != nil {
 		return none, err
 	}
-	corpus, err := readCorpus(f.corpus, f.config != "")
+	corpus, err := readCorpus(f.corpus, !f.src.single())
 	if err != nil {
 		return none, err
 	}
@@ -166,14 +168,14 @@ func (e env) replay(ctx context.Context, f replayFlags) (pipeline.ReplayReport, 
 		if len(registries) == 0 {
 			warn = func(problem string) { fmt.Fprintf(e.stderr, "wasmgate replay: warning: %s\n", problem) }
 		}
-		reg, err := loadRegistry(ctx, eng, registrySource{wasm: f.wasm, config: f.config}, warn)
+		reg, err := e.loadRegistry(ctx, eng, f.src, "", runtime.Limits{}, warn)
 		if err != nil {
 			return nil, err
 		}
 		registries[eng.Name()] = reg
 		return reg, nil
 	}
-	if f.wasm != "" {
+	if f.src.single() {
 		reg, err := build(ctx, engines[0])
 		if err != nil {
 			return none, err

@@ -4,18 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
 type runFlags struct {
-	wasm, config, action      string
+	src                       sourceFlags
+	action                    string
 	input, inputFile, audit   string
 	engine, cacheDir, traceID string
 	limits                    runtime.Limits
@@ -24,9 +28,8 @@ type runFlags struct {
 func (e env) runCmd(ctx context.Context, args []string) int {
 	fs := newFlagSet("run", e.stderr)
 	var f runFlags
-	fs.StringVar(&f.wasm, "wasm", "", "Wasm module to run")
-	fs.StringVar(&f.config, "config", "", "registry configuration (JSON) mapping actions to executors")
-	fs.StringVar(&f.action, "action", "", "action name (default: the executor id with --wasm)")
+	f.src.register(fs, "run")
+	fs.StringVar(&f.action, "action", "", "action name (default: the executor id with --wasm, --js or --package)")
 	fs.StringVar(&f.input, "input", "", "payload as JSON text")
 	fs.StringVar(&f.inputFile, "input-file", "", "read the payload from this file")
 	fs.StringVar(&f.audit, "audit", "", "append the audit record to this JSON Lines file")
@@ -72,11 +75,11 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 
 func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, error) {
 	var none pipeline.ActionResult
-	if err := checkSource(f.wasm, f.config); err != nil {
+	if err := f.src.check(); err != nil {
 		return none, err
 	}
 	switch {
-	case f.config != "" && f.action == "":
+	case f.src.config != "" && f.action == "":
 		return none, usagef("--config needs --action NAME")
 	case f.input != "" && f.inputFile != "":
 		return none, usagef("--input and --input-file are exclusive")
@@ -99,7 +102,7 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 	}
 	defer engine.Close(ctx)
 
-	reg, err := loadRegistry(ctx, engine, registrySource{wasm: f.wasm, config: f.config, action: f.action, limits: f.limits},
+	reg, err := e.loadRegistry(ctx, engine, f.src, f.action, f.limits,
 		func(problem string) { fmt.Fprintf(e.stderr, "wasmgate run: warning: %s\n", problem) })
 	if err != nil {
 		return none, err
@@ -194,37 +197,75 @@ func cacheDir(flag string) string {
 	return dir
 }
 
-// registrySource is where the executors of a command come from: one module
-// (--wasm, with its action name and limit overrides) or a registry file
-// (--config).
-type registrySource struct {
-	wasm, config, action string
-	limits               runtime.Limits
+// sourceFlags say where the executors of a command come from: one executor
+// (--wasm, --js or --package, with --tool) or a registry file (--config).
+type sourceFlags struct {
+	wasm, js, pkg, tool, toolsDir, config string
 }
 
-// checkSource insists on exactly one of --wasm and --config.
-func checkSource(wasm, config string) error {
+func (f *sourceFlags) register(fs *flag.FlagSet, verb string) {
+	fs.StringVar(&f.wasm, "wasm", "", "Wasm module to "+verb)
+	fs.StringVar(&f.js, "js", "", "JavaScript or TypeScript tool (.js .mjs .cjs .ts .mts .cts) to "+verb)
+	fs.StringVar(&f.pkg, "package", "", "npm package NAME@VERSION whose tool to "+verb+" (added to the tool store if missing; needs --tool)")
+	fs.StringVar(&f.tool, "tool", "", "the tool's export, with --js or --package (default with --js: the module's execute, else its default export)")
+	fs.StringVar(&f.toolsDir, "tools-dir", "", "tool store for --package (default: $WASMGATE_TOOLS_DIR, else the user cache directory)")
+	fs.StringVar(&f.config, "config", "", "registry configuration (JSON) mapping actions to executors")
+}
+
+// single reports whether the command runs one executor rather than a
+// registry.
+func (f sourceFlags) single() bool { return f.config == "" }
+
+// check insists on exactly one source.
+func (f sourceFlags) check() error {
+	var set []string
+	for _, s := range []struct{ name, v string }{{"--wasm", f.wasm}, {"--js", f.js}, {"--package", f.pkg}, {"--config", f.config}} {
+		if s.v != "" {
+			set = append(set, s.name)
+		}
+	}
 	switch {
-	case wasm == "" && config == "":
-		return usagef("one of --wasm FILE or --config FILE is required")
-	case wasm != "" && config != "":
-		return usagef("--wasm and --config are exclusive")
+	case len(set) == 0:
+		return usagef("one of --wasm FILE, --js FILE, --package NAME@VERSION or --config FILE is required")
+	case len(set) > 1:
+		return usagef("%s are exclusive", strings.Join(set, " and "))
+	case f.pkg != "" && f.tool == "":
+		return usagef("--package needs --tool EXPORT")
+	case f.tool != "" && f.js == "" && f.pkg == "":
+		return usagef("--tool applies to --js and --package only")
 	}
 	return nil
 }
 
-// loadRegistry builds the registry of a command on engine, turning a missing
-// module or an unusable configuration into usage errors. warn, when not nil,
-// receives the configuration's broken routes.
-func loadRegistry(ctx context.Context, engine runtime.Engine, src registrySource, warn func(string)) (*pipeline.Registry, error) {
-	if src.wasm != "" {
-		reg, err := pipeline.RegistryForModule(ctx, engine, src.wasm, src.action, src.limits)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, usagef("--wasm: %v", err)
+func (f sourceFlags) store() jstool.Store {
+	if f.toolsDir != "" {
+		return jstool.Store{Dir: f.toolsDir}
+	}
+	return jstool.Store{Dir: jstool.DefaultStoreDir()}
+}
+
+// loadRegistry builds the registry of a command on engine, turning missing
+// code or an unusable configuration into usage errors. A package not yet in
+// the tool store is added first. warn, when not nil, receives the
+// configuration's broken routes.
+func (e env) loadRegistry(ctx context.Context, engine runtime.Engine, f sourceFlags, action string, limits runtime.Limits, warn func(string)) (*pipeline.Registry, error) {
+	if f.single() {
+		if f.pkg != "" {
+			if err := e.ensureInstalled(ctx, f.store(), f.pkg); err != nil {
+				return nil, err
+			}
+		}
+		src := pipeline.ExecutorSource{Wasm: f.wasm, JS: f.js, Package: f.pkg, Tool: f.tool, ToolsDir: f.store().Dir}
+		reg, err := pipeline.RegistryForSource(ctx, engine, src, action, limits)
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, jstool.ErrNotInstalled) {
+			return nil, usagef("%v", err)
+		}
+		if errors.Is(err, jstool.ErrNoEngine) {
+			return nil, err
 		}
 		return reg, err
 	}
-	reg, err := pipeline.LoadRegistry(ctx, src.config, engine)
+	reg, err := pipeline.LoadRegistry(ctx, f.config, engine)
 	if err != nil {
 		// The configuration the user named is unusable.
 		return nil, usagef("--config: %v", err)
@@ -235,4 +276,27 @@ func loadRegistry(ctx context.Context, engine runtime.Engine, src registrySource
 		}
 	}
 	return reg, nil
+}
+
+// ensureInstalled adds spec to the tool store unless it is there already.
+func (e env) ensureInstalled(ctx context.Context, store jstool.Store, spec string) error {
+	_, err := store.Get(spec)
+	if !errors.Is(err, jstool.ErrNotInstalled) {
+		if errors.Is(err, jstool.ErrInvalidSpec) {
+			return usagef("--package: %v", err)
+		}
+		return err
+	}
+	fmt.Fprintf(e.stderr, "wasmgate: adding %s to the tool store %s\n", spec, store.Dir)
+	_, err = store.Add(ctx, spec)
+	return toolsError(err)
+}
+
+// toolsError makes a package that does not exist or a bad spec a usage
+// error: the user named something that is not there.
+func toolsError(err error) error {
+	if errors.Is(err, jstool.ErrPackageNotFound) || errors.Is(err, jstool.ErrInvalidSpec) {
+		return usagef("%v", err)
+	}
+	return err
 }

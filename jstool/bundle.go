@@ -1,0 +1,276 @@
+package jstool
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// Bundle is a tool's code as the engine evaluates it: one ES module with
+// every import resolved and inlined.
+type Bundle struct {
+	// Source is the bundled ES module.
+	Source []byte
+	// Entry names what was bundled (a file path, or name@version), for messages.
+	Entry string
+}
+
+// BundleError says why a tool could not be bundled: a syntax or type-stripping
+// error, an unresolvable import, or a Node builtin the sandbox does not have.
+type BundleError struct {
+	Entry string
+	// Problems are "file:line:col: message", the file relative to the
+	// entry's directory (or to the store entry for a package) and line and
+	// column counted from 1.
+	Problems []string
+}
+
+func (e *BundleError) Error() string {
+	return "cannot bundle " + e.Entry + ": " + strings.Join(e.Problems, "; ")
+}
+
+// bundleExtensions are the entry files BundleFile accepts, with the loader
+// for each: the engine runs JavaScript, and esbuild strips TypeScript types.
+var bundleExtensions = map[string]api.Loader{
+	".js":  api.LoaderJS,
+	".mjs": api.LoaderJS,
+	".cjs": api.LoaderJS,
+	".ts":  api.LoaderTS,
+	".mts": api.LoaderTS,
+	".cts": api.LoaderTS,
+}
+
+// BundleFile bundles a .js, .mjs, .cjs, .ts, .mts or .cts file and everything it imports.
+//
+// # Errors
+//
+// A file with another extension, a syntax error, an import that does not
+// resolve or an import of a Node builtin is a *BundleError. A file that cannot
+// be read is the os error wrapped, so errors.Is(err, fs.ErrNotExist) holds
+// for a missing file.
+func BundleFile(path string) (Bundle, error) {
+	ext := filepath.Ext(path)
+	if _, ok := bundleExtensions[ext]; !ok {
+		return Bundle{}, &BundleError{Entry: path, Problems: []string{
+			fmt.Sprintf("%s: unsupported extension %q (want .js, .mjs, .cjs, .ts, .mts or .cts)", filepath.Base(path), ext),
+		}}
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", path, err)
+	}
+	if info.IsDir() {
+		return Bundle{}, &BundleError{Entry: path, Problems: []string{filepath.Base(path) + ": is a directory, not a file"}}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", path, err)
+	}
+
+	opts := bundleOptions(filepath.Dir(abs))
+	opts.EntryPoints = []string{abs}
+	return build(path, opts)
+}
+
+// packageEntryFile names the generated module that BundlePackage bundles;
+// the .mjs extension makes esbuild import CommonJS the way Node does, with
+// module.exports as the default export.
+const packageEntryFile = "wasmgate-package-entry.mjs"
+
+// BundlePackage bundles an installed npm package: dir is the directory whose node_modules holds it, name the package name.
+//
+// The bundle's namespace is the package's: its named exports and its default
+// export. For a CommonJS package the default export is module.exports, and
+// there are no named exports, because esbuild cannot know them before the
+// code runs.
+//
+// # Errors
+//
+// Anything that stops the package from bundling is a *BundleError, including
+// a package that is not installed in dir.
+func BundlePackage(dir, name string) (Bundle, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", name, err)
+	}
+	entry := name
+	if version := installedVersion(abs, name); version != "" {
+		entry = name + "@" + version
+	}
+
+	quoted, err := json.Marshal(name)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", name, err)
+	}
+	// export * does not carry the default export, so it is passed on by hand.
+	source := fmt.Sprintf("export * from %s;\nimport * as ns from %s;\nexport default ns.default;\n", quoted, quoted)
+
+	opts := bundleOptions(abs)
+	opts.Stdin = &api.StdinOptions{
+		Contents:   source,
+		ResolveDir: abs,
+		Sourcefile: packageEntryFile,
+		Loader:     api.LoaderJS,
+	}
+	return build(entry, opts)
+}
+
+// installedVersion is the version in dir/node_modules/name/package.json, or
+// "" when that cannot be read.
+func installedVersion(dir, name string) string {
+	raw, err := os.ReadFile(filepath.Join(dir, "node_modules", filepath.FromSlash(name), "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(raw, &pkg) != nil {
+		return ""
+	}
+	return pkg.Version
+}
+
+// bundleOptions are the esbuild options for one tool, with workDir the
+// directory that file names in messages and comments are relative to, so
+// the output does not depend on where the tool lives.
+func bundleOptions(workDir string) api.BuildOptions {
+	return api.BuildOptions{
+		AbsWorkingDir: workDir,
+		Bundle:        true,
+		Write:         false,
+		Format:        api.FormatESModule,
+		// Neutral assumes neither Node nor a browser, which matches the
+		// engine: plain ECMAScript and nothing else.
+		Platform: api.PlatformNeutral,
+		// ES2022 keeps top-level await, which the engine supports.
+		Target:     api.ES2022,
+		MainFields: []string{"module", "main"},
+		// "import" and "default" are always active for import statements;
+		// "module" picks the ESM build of packages that publish one.
+		Conditions: []string{"module"},
+		Loader:     bundleExtensions,
+		Define:     map[string]string{"process.env.NODE_ENV": `"production"`},
+		// Only errors matter, and they are read from the result.
+		LogLevel: api.LogLevelSilent,
+		Plugins:  []api.Plugin{nodeBuiltinsPlugin},
+	}
+}
+
+// build runs esbuild and turns its errors into a *BundleError.
+func build(entry string, opts api.BuildOptions) (Bundle, error) {
+	result := api.Build(opts)
+	if len(result.Errors) > 0 {
+		problems := make([]string, 0, len(result.Errors))
+		for _, msg := range result.Errors {
+			problems = append(problems, problem(msg))
+		}
+		return Bundle{}, &BundleError{Entry: entry, Problems: problems}
+	}
+	if len(result.OutputFiles) != 1 {
+		// One entry without an output file gives one file; anything else
+		// means the code imported something that is not JavaScript (CSS).
+		paths := make([]string, 0, len(result.OutputFiles))
+		for _, f := range result.OutputFiles {
+			paths = append(paths, f.Path)
+		}
+		return Bundle{}, &BundleError{Entry: entry, Problems: []string{
+			fmt.Sprintf("bundling gave %d output files (%s), want one JavaScript module", len(paths), strings.Join(paths, ", ")),
+		}}
+	}
+	return Bundle{Source: result.OutputFiles[0].Contents, Entry: entry}, nil
+}
+
+// problem formats one esbuild message as "file:line:col: text", the column
+// counted from 1 like the line.
+func problem(msg api.Message) string {
+	loc := msg.Location
+	if loc == nil {
+		return msg.Text
+	}
+	file := loc.File
+	if loc.Namespace != "" && loc.Namespace != "file" {
+		file = loc.Namespace + ":" + file
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", file, loc.Line, loc.Column+1, msg.Text)
+}
+
+// nodeBuiltins are the modules Node provides without installing anything
+// (require("module").builtinModules). The engine has none of them.
+var nodeBuiltins = map[string]bool{}
+
+func init() {
+	for _, name := range strings.Fields(`
+		_http_agent _http_client _http_common _http_incoming _http_outgoing
+		_http_server _stream_duplex _stream_passthrough _stream_readable
+		_stream_transform _stream_wrap _stream_writable _tls_common _tls_wrap
+		assert assert/strict async_hooks buffer child_process cluster console
+		constants crypto dgram diagnostics_channel dns dns/promises domain
+		events fs fs/promises http http2 https inspector inspector/promises
+		module net os path path/posix path/win32 perf_hooks process punycode
+		querystring readline readline/promises repl stream stream/consumers
+		stream/promises stream/web string_decoder sys timers timers/promises
+		tls trace_events tty url util util/types v8 vm wasi worker_threads zlib`) {
+		nodeBuiltins[name] = true
+	}
+}
+
+// nodeBuiltinFilter preselects imports that may name a builtin; the callback
+// decides. It is Go regexp syntax, which esbuild's Go API uses.
+const nodeBuiltinFilter = `^(node:.*|_?[a-z][a-z0-9_]*(/[a-z0-9_]+)?)$`
+
+// resolvingBuiltinName marks the plugin's own call to the resolver, so the
+// plugin does not see that call again.
+type resolvingBuiltinName struct{}
+
+// nodeBuiltinsPlugin turns an import of a Node builtin into an error naming
+// it, instead of esbuild's advice to bundle for Node. A bare name such as
+// "events" or "punycode" is a builtin only if no installed package of that
+// name resolves: many packages depend on userland copies of those modules,
+// and such copies bundle and run like any other code. Every "node:" import
+// is a builtin.
+var nodeBuiltinsPlugin = api.Plugin{
+	Name: "wasmgate-node-builtins",
+	Setup: func(b api.PluginBuild) {
+		b.OnResolve(api.OnResolveOptions{Filter: nodeBuiltinFilter}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
+			if _, again := args.PluginData.(resolvingBuiltinName); again {
+				return api.OnResolveResult{}, nil
+			}
+			if !strings.HasPrefix(args.Path, "node:") {
+				if !nodeBuiltins[args.Path] {
+					return api.OnResolveResult{}, nil
+				}
+				userland := b.Resolve(args.Path, api.ResolveOptions{
+					Importer:   args.Importer,
+					Namespace:  args.Namespace,
+					ResolveDir: args.ResolveDir,
+					Kind:       args.Kind,
+					PluginData: resolvingBuiltinName{},
+					With:       args.With,
+				})
+				if len(userland.Errors) == 0 {
+					sideEffects := api.SideEffectsFalse
+					if userland.SideEffects {
+						sideEffects = api.SideEffectsTrue
+					}
+					return api.OnResolveResult{
+						Path:        userland.Path,
+						External:    userland.External,
+						SideEffects: sideEffects,
+						Namespace:   userland.Namespace,
+						Suffix:      userland.Suffix,
+						PluginData:  userland.PluginData,
+					}, nil
+				}
+			}
+			// Without a location esbuild points the error at the import.
+			return api.OnResolveResult{Errors: []api.Message{{
+				Text: fmt.Sprintf("imports %q, which the sandbox does not provide (no file system, network, process or timers)", args.Path),
+			}}}, nil
+		})
+	},
+}

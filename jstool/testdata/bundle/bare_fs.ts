@@ -1,0 +1,3 @@
+import fs from "fs";
+
+export default (): string => fs.readFileSync("/etc/passwd", "utf8");

@@ -1,0 +1,3 @@
+export function whisper(text: string): string {
+  return text.toLowerCase() + "...";
+}

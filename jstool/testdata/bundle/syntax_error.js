@@ -1,0 +1,4 @@
+export default function run(input) {
+  const a = input.a;
+  return a +* 2;
+}

@@ -1,0 +1,3 @@
+import { EventEmitter } from "events";
+
+export default () => typeof EventEmitter;

@@ -1,0 +1,205 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// ExecutorSource says where an executor's code comes from: exactly one of Wasm, JS
+// and Package. It is also the shape of an executor entry in a registry file.
+type ExecutorSource struct {
+	// Wasm is a Wasm module file.
+	Wasm string `json:"wasm,omitempty"`
+	// JS is a JavaScript or TypeScript file (.js .mjs .cjs .ts .mts .cts).
+	JS string `json:"js,omitempty"`
+	// Package is NAME@VERSION of an npm package in the tool store (added
+	// with `wasmgate tools add`).
+	Package string `json:"package,omitempty"`
+	// Tool is the export that is the tool, for JS and Package: resolved
+	// as pkg[tool], then pkg.default?.[tool], then pkg.default. Empty (JS
+	// only) means the module itself when it exports execute, else its
+	// default export.
+	Tool string `json:"tool,omitempty"`
+	// ToolsDir is the tool store for Package; empty means
+	// jstool.DefaultStoreDir().
+	ToolsDir string `json:"-"`
+}
+
+// check reports a source that names no code, or more than one.
+func (s ExecutorSource) check() error {
+	n := 0
+	for _, v := range []string{s.Wasm, s.JS, s.Package} {
+		if v != "" {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return errors.New(`names no code: set one of "wasm", "js" or "package"`)
+	case n > 1:
+		return errors.New(`names more than one of "wasm", "js" and "package"`)
+	case s.Package != "" && s.Tool == "":
+		return errors.New(`a "package" needs the "tool" export to run`)
+	case s.Wasm != "" && s.Tool != "":
+		return errors.New(`"tool" applies to JS tools and packages only`)
+	}
+	return nil
+}
+
+// describe names the source in messages.
+func (s ExecutorSource) describe() string {
+	switch {
+	case s.Wasm != "":
+		return "module " + s.Wasm
+	case s.JS != "":
+		return "JS tool " + s.JS
+	}
+	return "package " + s.Package
+}
+
+// errMissingCode marks a source whose code is not there (a file that does
+// not exist, a package not in the tool store): EXECUTOR_NOT_FOUND.
+var errMissingCode = errors.New("executor code not found")
+
+// loadSource loads an executor from src. fallback is the manifest of code
+// that carries none. The error is errMissingCode-wrapped when the code is
+// missing, and matches runtime.ErrNotAdmitted when the code is refused
+// (admission, bundling, a tool without its export).
+func loadSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, fallback runtime.Manifest) (Executor, error) {
+	if err := src.check(); err != nil {
+		return nil, err
+	}
+	switch {
+	case src.Wasm != "":
+		wasm, err := os.ReadFile(src.Wasm)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: module %s does not exist", errMissingCode, src.Wasm)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return LoadWasm(ctx, engine, wasm, fallback)
+	case src.JS != "":
+		if _, err := os.Stat(src.JS); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: JS tool %s does not exist", errMissingCode, src.JS)
+		}
+		b, err := jstool.BundleFile(src.JS)
+		if err != nil {
+			return nil, refused(err)
+		}
+		man, err := sidecarManifest(src.JS, fallback)
+		if err != nil {
+			return nil, refused(err)
+		}
+		return loadJS(ctx, engine, b, src.Tool, man)
+	}
+	dir := src.ToolsDir
+	if dir == "" {
+		dir = jstool.DefaultStoreDir()
+	}
+	inst, err := jstool.Store{Dir: dir}.Get(src.Package)
+	if errors.Is(err, jstool.ErrNotInstalled) {
+		return nil, fmt.Errorf("%w: %w", errMissingCode, err)
+	}
+	if err != nil {
+		return nil, refused(err)
+	}
+	man, err := packageManifest(inst, src.Tool, fallback)
+	if err != nil {
+		return nil, refused(err)
+	}
+	return loadJS(ctx, engine, inst.Bundle, src.Tool, man)
+}
+
+func loadJS(ctx context.Context, engine runtime.Engine, b jstool.Bundle, export string, man runtime.Manifest) (Executor, error) {
+	t, err := jstool.Load(ctx, engine, jstool.Spec{Bundle: b, Export: export, Manifest: man})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// notAdmitted is code that cannot be admitted as an executor (EXECUTOR_INVALID).
+type notAdmitted struct{ err error }
+
+func (r notAdmitted) Error() string { return r.err.Error() }
+func (r notAdmitted) Unwrap() error { return r.err }
+func (r notAdmitted) Is(target error) bool {
+	return target == runtime.ErrNotAdmitted
+}
+
+func refused(err error) error {
+	if errors.Is(err, runtime.ErrNotAdmitted) {
+		return err
+	}
+	return notAdmitted{err}
+}
+
+// sidecarManifest reads a JS tool's manifest from the file next to it with
+// the same base name and the extension .manifest.json (tool.ts →
+// tool.manifest.json); without one the tool gets fallback.
+func sidecarManifest(file string, fallback runtime.Manifest) (runtime.Manifest, error) {
+	path := strings.TrimSuffix(file, filepath.Ext(file)) + ".manifest.json"
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fallback, nil
+	}
+	if err != nil {
+		return runtime.Manifest{}, err
+	}
+	m, err := runtime.ParseManifest(raw)
+	if err != nil {
+		return runtime.Manifest{}, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// packageManifest is the manifest of a tool in an npm package: the executor
+// id made of the package and export names, the package's version, and what
+// the package.json's "wasmgate" field adds (capabilities, limits, or a
+// whole manifest's fields).
+func packageManifest(inst *jstool.Installed, export string, fallback runtime.Manifest) (runtime.Manifest, error) {
+	var pkg struct {
+		Wasmgate json.RawMessage `json:"wasmgate"`
+	}
+	if err := json.Unmarshal(inst.PackageJSON, &pkg); err != nil {
+		return runtime.Manifest{}, fmt.Errorf("package.json of %s@%s: %w", inst.Name, inst.Version, err)
+	}
+	m := runtime.Manifest{
+		ExecutorID: executorIDFrom(inst.Name + "__" + export),
+		Version:    inst.Version,
+		Limits:     fallback.Limits,
+	}
+	if fallback.ExecutorID != "" {
+		m.ExecutorID = fallback.ExecutorID
+	}
+	if len(pkg.Wasmgate) == 0 {
+		return m, nil
+	}
+	// The field may set any manifest field; what it leaves out comes from
+	// the package.
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(pkg.Wasmgate, &fields); err != nil {
+		return runtime.Manifest{}, fmt.Errorf("package.json of %s@%s: \"wasmgate\": %w", inst.Name, inst.Version, err)
+	}
+	base, _ := json.Marshal(m)
+	merged := map[string]json.RawMessage{}
+	_ = json.Unmarshal(base, &merged)
+	for k, v := range fields {
+		merged[k] = v
+	}
+	raw, _ := json.Marshal(merged)
+	out, err := runtime.ParseManifest(raw)
+	if err != nil {
+		return runtime.Manifest{}, fmt.Errorf("package.json of %s@%s: \"wasmgate\": %w", inst.Name, inst.Version, err)
+	}
+	return out, nil
+}
