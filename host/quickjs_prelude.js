@@ -71,7 +71,11 @@
   function describe(e) {
     if (e instanceof Error) {
       let s = String(e.name) + ": " + String(e.message);
-      if (typeof e.stack === "string" && e.stack !== "") s += "\n" + e.stack.replace(/\n$/, "");
+      if (typeof e.stack === "string") {
+        // The tool's frames only: the prelude's are wasmgate's business.
+        const frames = e.stack.split("\n").filter((l) => l !== "" && !l.includes("wasmgate:prelude"));
+        if (frames.length > 0) s += "\n" + frames.join("\n");
+      }
       return s;
     }
     return "uncaught " + show(e);
@@ -134,7 +138,7 @@
     try {
       state = { k: "ok", output: JSON.stringify(v, replacer) };
     } catch (e) {
-      state = { k: "notjson", message: bad !== "" ? bad : describe(e) };
+      state = { k: "notjson", message: bad !== "" ? bad : (e instanceof Error ? String(e.message) : show(e)) };
     }
   }
   function fail(e) {
@@ -156,11 +160,16 @@
       fail(e);
       return;
     }
-    if (r !== null && (typeof r === "object" || typeof r === "function") && typeof r.then === "function") {
-      Promise.resolve(r).then(done, fail);
-    } else {
-      done(r);
+    try {
+      if (r !== null && (typeof r === "object" || typeof r === "function") && typeof r.then === "function") {
+        Promise.resolve(r).then(done, fail);
+        return;
+      }
+    } catch (e) {
+      fail(e); // a throwing "then" getter
+      return;
     }
+    done(r);
   }
 
   function take() {

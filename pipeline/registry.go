@@ -182,7 +182,7 @@ type registryFile struct {
 	// Executors map ids to their code; file paths are relative to the
 	// configuration file.
 	Executors map[string]ExecutorSource `json:"executors"`
-	Actions   map[string]Route  `json:"actions"`
+	Actions   map[string]Route          `json:"actions"`
 }
 
 // LoadRegistry reads a registry configuration file and loads every executor
