@@ -64,6 +64,96 @@
     value: console, writable: true, configurable: true, enumerable: false,
   });
 
+  // ---- TextEncoder / TextDecoder (UTF-8 only), which the engine lacks -----
+  function define(name, value) {
+    if (!(name in globalThis)) {
+      Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
+    }
+  }
+  function utf8Encode(str) {
+    const out = [];
+    for (let i = 0; i < str.length; i++) {
+      let c = str.charCodeAt(i);
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < str.length) {
+        const d = str.charCodeAt(i + 1);
+        if (d >= 0xdc00 && d <= 0xdfff) { c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00); i++; }
+      }
+      if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd; // a lone surrogate
+      if (c < 0x80) out.push(c);
+      else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+      else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+      else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    }
+    return new Uint8Array(out);
+  }
+  class TextEncoder {
+    get encoding() { return "utf-8"; }
+    encode(input = "") { return utf8Encode(String(input)); }
+    encodeInto(input, dest) {
+      let read = 0, written = 0;
+      for (const ch of String(input)) { // code point by code point
+        const b = utf8Encode(ch);
+        if (written + b.length > dest.length) break;
+        dest.set(b, written);
+        written += b.length;
+        read += ch.length;
+      }
+      return { read, written };
+    }
+  }
+  class TextDecoder {
+    constructor(label = "utf-8", options = {}) {
+      const l = String(label).trim().toLowerCase();
+      if (l !== "utf-8" && l !== "utf8" && l !== "unicode-1-1-utf-8") throw new RangeError("TextDecoder: only utf-8 is supported, not " + JSON.stringify(label));
+      this.fatal = !!options.fatal;
+      this.ignoreBOM = !!options.ignoreBOM;
+    }
+    get encoding() { return "utf-8"; }
+    decode(input, _options) {
+      if (input === undefined) return "";
+      const b = input instanceof ArrayBuffer ? new Uint8Array(input)
+        : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+      let s = "", i = 0;
+      if (!this.ignoreBOM && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) i = 3;
+      const bad = () => { if (this.fatal) throw new TypeError("TextDecoder: the input is not valid UTF-8"); return 0xfffd; };
+      const units = [];
+      while (i < b.length) {
+        const c = b[i];
+        let cp, n = 0, min = 0;
+        if (c < 0x80) { cp = c; }
+        else if (c >= 0xc2 && c < 0xe0) { cp = c & 31; n = 1; min = 0x80; }
+        else if (c >= 0xe0 && c < 0xf0) { cp = c & 15; n = 2; min = 0x800; }
+        else if (c >= 0xf0 && c < 0xf5) { cp = c & 7; n = 3; min = 0x10000; }
+        else { units.push(bad()); i++; continue; }
+        let j = 1;
+        for (; j <= n; j++) {
+          const d = b[i + j];
+          if (d === undefined || (d & 0xc0) !== 0x80) break;
+          cp = (cp << 6) | (d & 63);
+        }
+        if (j <= n) { units.push(bad()); i += j; continue; } // truncated: skip what was read
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) { units.push(bad()); i++; continue; }
+        i += n + 1;
+        if (cp >= 0x10000) { cp -= 0x10000; units.push(0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff)); }
+        else units.push(cp);
+        if (units.length >= 8192) { s += String.fromCharCode.apply(null, units); units.length = 0; }
+      }
+      return s + String.fromCharCode.apply(null, units);
+    }
+  }
+  define("TextEncoder", TextEncoder);
+  define("TextDecoder", TextDecoder);
+
+  // Web platform classes the engine lacks exist so that libraries which
+  // extend or test against them at load time (class X extends
+  // TransformStream, z.instanceof(URL)) still load; constructing one throws.
+  for (const name of ["ReadableStream", "WritableStream", "TransformStream", "URL", "URLSearchParams",
+    "Headers", "Request", "Response", "Blob", "File", "FormData"]) {
+    define(name, { [name]: class {
+      constructor() { throw new TypeError(name + " is not available in the wasmgate sandbox"); }
+    } }[name]);
+  }
+
   // ---- the protocol -------------------------------------------------------
   let state = { k: "pending" };
   let tool = null, factory = null;

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/evanw/esbuild/pkg/api"
@@ -20,7 +21,7 @@ type Bundle struct {
 }
 
 // BundleError says why a tool could not be bundled: a syntax or type-stripping
-// error, an unresolvable import, or a Node builtin the sandbox does not have.
+// error, or an unresolvable import.
 type BundleError struct {
 	Entry string
 	// Problems are "file:line:col: message", the file relative to the
@@ -49,7 +50,8 @@ var bundleExtensions = map[string]api.Loader{
 // # Errors
 //
 // A file with another extension, a syntax error, an import that does not
-// resolve or an import of a Node builtin is a *BundleError. A file that cannot
+// resolve is a *BundleError (a Node builtin bundles as a stand-in that
+// throws when used). A file that cannot
 // be read is the os error wrapped, so errors.Is(err, fs.ErrNotExist) holds
 // for a missing file.
 func BundleFile(path string) (Bundle, error) {
@@ -227,12 +229,17 @@ const nodeBuiltinFilter = `^(node:.*|_?[a-z][a-z0-9_]*(/[a-z0-9_]+)?)$`
 // plugin does not see that call again.
 type resolvingBuiltinName struct{}
 
-// nodeBuiltinsPlugin turns an import of a Node builtin into an error naming
-// it, instead of esbuild's advice to bundle for Node. A bare name such as
-// "events" or "punycode" is a builtin only if no installed package of that
-// name resolves: many packages depend on userland copies of those modules,
-// and such copies bundle and run like any other code. Every "node:" import
-// is a builtin.
+// unavailableNamespace holds the stand-ins for Node builtins.
+const unavailableNamespace = "wasmgate-unavailable"
+
+// nodeBuiltinsPlugin replaces every Node builtin with a stand-in module
+// that throws when it is used: a tool bundles even when code it never calls
+// needs a builtin (the ai package's optional OIDC support imports fs, os and
+// path), and a tool that does call one fails with an error naming it. A bare
+// name such as "events" or "punycode" is a builtin only if no installed
+// package of that name resolves: many packages depend on userland copies of
+// those modules, and such copies bundle and run like any other code. Every
+// "node:" import is a builtin.
 var nodeBuiltinsPlugin = api.Plugin{
 	Name: "wasmgate-node-builtins",
 	Setup: func(b api.PluginBuild) {
@@ -267,10 +274,34 @@ var nodeBuiltinsPlugin = api.Plugin{
 					}, nil
 				}
 			}
-			// Without a location esbuild points the error at the import.
-			return api.OnResolveResult{Errors: []api.Message{{
-				Text: fmt.Sprintf("imports %q, which the sandbox does not provide (no file system, network, process or timers)", args.Path),
-			}}}, nil
+			return api.OnResolveResult{Path: strings.TrimPrefix(args.Path, "node:"), Namespace: unavailableNamespace}, nil
+		})
+		b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: unavailableNamespace}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
+			src := strings.ReplaceAll(unavailableModule, "NAME", strconv.Quote(args.Path))
+			return api.OnLoadResult{Contents: &src, Loader: api.LoaderJS}, nil
 		})
 	},
 }
+
+// unavailableModule stands in for a Node builtin (NAME): loading it works,
+// using it throws. Looking up __esModule, "then" or a symbol answers
+// undefined, so that module interop and promise checks do not count as use.
+const unavailableModule = `const name = NAME;
+const fail = (what) => {
+  throw new Error(what + ': the Node module "' + name + '" is not available in the wasmgate sandbox (no file system, network, process or timers)');
+};
+const get = (target, key) => {
+  if (typeof key === "symbol" || key === "__esModule" || key === "then" || key === "prototype") return undefined;
+  return fail(name + "." + key);
+};
+// ES module interop (import { x } from "fs") reads names through an object
+// whose prototype is the module's: that prototype throws too.
+const lookup = new Proxy({}, { get });
+module.exports = new Proxy(function () {}, {
+  get,
+  has() { return false; },
+  apply() { return fail(name + "()"); },
+  construct() { return fail("new " + name + "()"); },
+  getPrototypeOf() { return lookup; },
+});
+`
