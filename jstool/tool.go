@@ -63,6 +63,7 @@ type Tool struct {
 	manifest runtime.Manifest
 	digest   string
 	loadFuel uint64
+	load     func(context.Context, host.Instance) ([]byte, error)
 }
 
 // Load admits the engine, evaluates the tool in it once and keeps the
@@ -92,9 +93,9 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 	}
 	limits := LoadLimits
 	limits.MemoryPages = spec.Manifest.Limits.WithDefaults(runtime.DefaultLimits).MemoryPages
-	t := &Tool{reactor: reactor, manifest: spec.Manifest, digest: toolDigest(wasm, spec)}
-	snap, out, err := reactor.Snapshot(ctx, nil, runtime.Input{Limits: limits},
-		runtime.Driver(host.QuickJSLoad(host.JSTool{Name: name, Source: spec.Bundle.Source, Export: spec.Export})))
+	load := host.QuickJSLoad(host.JSTool{Name: name, Source: spec.Bundle.Source, Export: spec.Export})
+	t := &Tool{reactor: reactor, manifest: spec.Manifest, digest: toolDigest(wasm, spec), load: load}
+	snap, out, err := reactor.Snapshot(ctx, nil, runtime.Input{Limits: limits}, runtime.Driver(load))
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +162,35 @@ func (t *Tool) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte)
 	var res host.JSResult
 	drive := host.QuickJSRun(t.entry, host.JSCall{Input: in.Bytes, Env: env, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)}, &res)
 	out, err := t.reactor.Run(ctx, t.snap, in, runtime.Driver(drive))
+	if err != nil {
+		return out, err
+	}
+	out.Stderr = []byte(res.Log)
+	return out, nil
+}
+
+// ExecuteCold runs the tool once without its snapshot: the engine is set up
+// and the tool evaluated in a fresh instance, which then executes. It gives
+// the same output as Execute (FuelUsed includes loading) and exists to
+// measure what the snapshot saves.
+func (t *Tool) ExecuteCold(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+	lim := in.Limits.WithDefaults(runtime.DefaultLimits)
+	var res host.JSResult
+	drive := func(ctx context.Context, inst host.Instance) ([]byte, error) {
+		out, err := t.load(ctx, inst)
+		if err != nil {
+			return nil, err
+		}
+		entry, err := host.ParseJSLoad(out)
+		if err != nil {
+			return nil, err
+		}
+		return host.QuickJSRun(entry, host.JSCall{Input: in.Bytes, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)}, &res)(ctx, inst)
+	}
+	cold := in
+	cold.Limits.Fuel = lim.Fuel + LoadLimits.Fuel
+	cold.Limits.TimeoutMs = lim.TimeoutMs + LoadLimits.TimeoutMs
+	out, err := t.reactor.Run(ctx, nil, cold, drive)
 	if err != nil {
 		return out, err
 	}
