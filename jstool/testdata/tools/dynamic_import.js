@@ -1,0 +1,4 @@
+export async function execute() {
+  const name = "fs";
+  return await import(name);
+}

@@ -1,0 +1,3 @@
+export function execute() {
+  return new Promise(() => {});
+}

@@ -1,0 +1,1 @@
+export default { description: "has no execute" };

@@ -1,0 +1,4 @@
+export async function execute() {
+  await null;
+  throw new TypeError("async failure");
+}

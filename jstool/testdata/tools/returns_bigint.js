@@ -1,0 +1,3 @@
+export function execute() {
+  return { big: 10n ** 20n };
+}

@@ -1,0 +1,5 @@
+export function execute() {
+  const node = { name: "loop" };
+  node.self = node;
+  return node;
+}

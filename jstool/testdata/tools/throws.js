@@ -1,0 +1,3 @@
+export function execute({ reason }) {
+  throw new Error("cannot do that: " + reason);
+}

@@ -1,0 +1,4 @@
+const config = JSON.parse("{not json");
+export function execute() {
+  return config;
+}

@@ -1,0 +1,3 @@
+export function execute(p: { a: number }): number {
+  return p.a as;
+}

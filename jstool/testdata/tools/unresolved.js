@@ -1,0 +1,2 @@
+import { helper } from "./not-there.js";
+export const execute = helper;

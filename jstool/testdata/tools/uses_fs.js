@@ -1,0 +1,5 @@
+import { readFileSync } from "node:fs";
+
+export function execute({ path }) {
+  return { text: readFileSync(path, "utf8") };
+}

@@ -1,0 +1,280 @@
+package jstool_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+const tools = "testdata/tools"
+
+// engines are created once per engine name: compiling the QuickJS engine
+// takes about a second.
+var engines = map[runtime.EngineName]runtime.Engine{}
+
+func engine(t *testing.T, name runtime.EngineName) runtime.Engine {
+	t.Helper()
+	if _, err := jstool.EngineModule(); err != nil {
+		t.Fatalf("%v (make test fetches it)", err)
+	}
+	if e, ok := engines[name]; ok {
+		return e
+	}
+	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithEngine(name))
+	require.NoError(t, err)
+	engines[name] = e
+	return e
+}
+
+// run executes one request on the tool in file (with export tool) through
+// the pipeline, as `wasmgate run --js` does.
+func run(t *testing.T, e runtime.Engine, file, tool, payload string, limits runtime.Limits) pipeline.ActionResult {
+	t.Helper()
+	reg, err := pipeline.RegistryForSource(context.Background(), e,
+		pipeline.ExecutorSource{JS: filepath.Join(tools, file), Tool: tool}, "act", limits)
+	require.NoError(t, err)
+	res, err := pipeline.New(reg, audit.NewMemorySink()).Execute(context.Background(),
+		pipeline.ActionRequest{Action: "act", Payload: json.RawMessage(payload)})
+	require.NoError(t, err)
+	return res
+}
+
+func TestToolForms(t *testing.T) {
+	cases := []struct {
+		name, file, tool, payload, output string
+	}{
+		{"file exporting execute", "trim.js", "", `{"text":"  hi  "}`, `{"text":"hi"}`},
+		{"async execute", "async.mjs", "", `{"n":21}`, `{"doubled":42,"squares":[1,4,9]}`},
+		{"TypeScript with top-level await", "typed.ts", "", `{"words":["a","abc","ab"]}`, `{"count":3,"longest":"abc"}`},
+		{"default object with execute", "default_object.js", "", `{"name":"ann"}`, `{"greeting":"hello ann"}`},
+		{"factory", "factory.js", "", `{"q":"x"}`, `{"q":"x","region":"none"}`},
+		{"pkg[name]", "package_shape.js", "upper", `{"s":"Ab"}`, `{"s":"AB"}`},
+		{"pkg.default[name]", "package_shape.js", "lower", `{"s":"Ab"}`, `{"s":"ab"}`},
+		{"pkg.default", "package_shape.js", "missing", `{"s":"Ab"}`, `{"s":"Ab","via":"default"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, name := range runtime.Engines() {
+				res := run(t, engine(t, name), c.file, c.tool, c.payload, runtime.Limits{})
+				require.Equal(t, pipeline.StatusSuccess, res.Status, "%s: %s", name, res.Message)
+				assert.JSONEq(t, c.output, string(res.Output), name)
+				assert.Equal(t, audit.Digest(res.Output), *res.OutputDigest, name)
+			}
+		})
+	}
+}
+
+func TestFactoryGetsTheRequestEnv(t *testing.T) {
+	ctx := context.Background()
+	b, err := jstool.BundleFile(filepath.Join(tools, "factory.js"))
+	require.NoError(t, err)
+	tool, err := jstool.Load(ctx, engine(t, runtime.EngineWazero), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "f", Version: "1.0.0"}})
+	require.NoError(t, err)
+	in := []byte(`{"q":"x"}`)
+	out, err := tool.ExecuteWithEnv(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in)}, []byte(`{"REGION":"eu-west"}`))
+	require.NoError(t, err)
+	require.Equal(t, runtime.Completed, out.Kind, out.Message)
+	assert.JSONEq(t, `{"q":"x","region":"eu-west"}`, string(out.Output))
+}
+
+func TestAIPackageTool(t *testing.T) {
+	dir := filepath.Join(tools, "ai")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ai")); err != nil {
+		t.Fatalf("the ai package fixture is not installed (make test runs npm ci in %s): %v", dir, err)
+	}
+	res := run(t, engine(t, runtime.EngineWazero), "ai/weather.ts", "weather", `{"location":"Paris"}`, runtime.Limits{})
+	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
+	assert.JSONEq(t, `{"location":"Paris","temperature":65}`, string(res.Output))
+}
+
+func TestToolOutcomes(t *testing.T) {
+	cases := []struct {
+		name, file, payload string
+		limits              runtime.Limits
+		status              pipeline.Status
+		codes               []pipeline.ReasonCode
+		message             string // the message starts with this
+	}{
+		{"thrown error", "throws.js", `{"reason":"no"}`, runtime.Limits{},
+			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException},
+			"Error: cannot do that: no\n    at execute (throws.js:"},
+		{"rejected promise", "rejects.js", `{}`, runtime.Limits{},
+			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException}, "TypeError: async failure"},
+		{"function result", "returns_function.js", `{}`, runtime.Limits{},
+			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException, pipeline.OutputNotJSON},
+			"output is not JSON: a function at the result"},
+		{"BigInt result", "returns_bigint.js", `{}`, runtime.Limits{},
+			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException, pipeline.OutputNotJSON},
+			`output is not JSON: a bigint at key "big"`},
+		{"cyclic result", "returns_cycle.js", `{}`, runtime.Limits{},
+			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException, pipeline.OutputNotJSON},
+			"output is not JSON: circular reference"},
+		{"promise that never settles", "never_settles.js", `{}`, runtime.Limits{},
+			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException},
+			"the tool's promise never settled"},
+		{"endless loop, fuel", "endless.js", `{}`, runtime.Limits{Fuel: 5_000_000},
+			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, "fuel exhausted"},
+		{"endless loop, time", "endless.js", `{}`, runtime.Limits{Fuel: 1 << 62, TimeoutMs: 200},
+			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorTimeout}, "timeout_ms elapsed"},
+		{"allocation bomb", "alloc_bomb.js", `{}`, runtime.Limits{MemoryPages: 128},
+			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.MemoryExhausted},
+			"InternalError: out of memory"},
+		{"deep recursion", "deep.js", `{"n":100000}`, runtime.Limits{},
+			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.StackExhausted},
+			"call depth exceeded 1000"},
+		{"a Node builtin used", "uses_fs.js", `{"path":"/etc/passwd"}`, runtime.Limits{},
+			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException},
+			`Error: fs.readFileSync: the Node module "fs" is not available in the wasmgate sandbox`},
+		{"a module not bundled", "dynamic_import.js", `{}`, runtime.Limits{},
+			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException},
+			`Error: cannot import "fs": a tool can import only what is bundled into it`},
+		{"syntax error", "syntax_error.js", `{}`, runtime.Limits{},
+			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
+			"executor \"syntax_error\": cannot bundle testdata/tools/syntax_error.js: syntax_error.js:2:10: Expected \"}\" but found \"1\""},
+		{"TypeScript error", "type_error.ts", `{}`, runtime.Limits{},
+			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
+			"executor \"type_error\": cannot bundle testdata/tools/type_error.ts: type_error.ts:2:16: Unexpected \";\""},
+		{"import that does not resolve", "unresolved.js", `{}`, runtime.Limits{},
+			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
+			`executor "unresolved": cannot bundle testdata/tools/unresolved.js: unresolved.js:1:24: Could not resolve "./not-there.js"`},
+		{"throws while loading", "throws_on_load.js", `{}`, runtime.Limits{},
+			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
+			`executor "throws_on_load": TOOL_INVALID: testdata/tools/throws_on_load.js: the tool threw while it was loaded: SyntaxError:`},
+		{"no execute", "no_execute.js", `{}`, runtime.Limits{},
+			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
+			`executor "no_execute": TOOL_INVALID: testdata/tools/no_execute.js: the default export has no execute function and is not a factory`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, name := range runtime.Engines() {
+				res := run(t, engine(t, name), c.file, "", c.payload, c.limits)
+				assert.Equal(t, c.status, res.Status, "%s: %s", name, res.Message)
+				assert.Equal(t, c.codes, res.ReasonCodes, name)
+				assert.True(t, strings.HasPrefix(res.Message, c.message), "%s: message %q does not start with %q", name, res.Message, c.message)
+				assert.Nil(t, res.OutputDigest, name)
+				assert.Empty(t, res.Output, name)
+			}
+		})
+	}
+}
+
+func TestMissingExportIsToolNotFound(t *testing.T) {
+	res := run(t, engine(t, runtime.EngineWazero), "trim.js", "nope", `{"text":"x"}`, runtime.Limits{})
+	assert.Equal(t, pipeline.StatusBlocked, res.Status)
+	assert.Equal(t, []pipeline.ReasonCode{pipeline.ExecutorInvalid}, res.ReasonCodes)
+	assert.Equal(t, `executor "trim": TOOL_NOT_FOUND: testdata/tools/trim.js: the tool exports no "nope" (nor a default export)`, res.Message)
+
+	ctx := context.Background()
+	b, err := jstool.BundleFile(filepath.Join(tools, "trim.js"))
+	require.NoError(t, err)
+	_, err = jstool.Load(ctx, engine(t, runtime.EngineWazero), jstool.Spec{Bundle: b, Export: "nope"})
+	assert.ErrorIs(t, err, jstool.ErrToolNotFound)
+	assert.ErrorIs(t, err, runtime.ErrNotAdmitted)
+}
+
+func TestUndefinedIsNoOutput(t *testing.T) {
+	res := run(t, engine(t, runtime.EngineWazero), "returns_undefined.js", "", `{}`, runtime.Limits{})
+	assert.Equal(t, pipeline.StatusSuccess, res.Status)
+	assert.Empty(t, res.ReasonCodes)
+	assert.Nil(t, res.OutputDigest)
+	assert.Empty(t, res.Output)
+}
+
+func TestDeterminismProfile(t *testing.T) {
+	e := engine(t, runtime.EngineWazero)
+	first := run(t, e, "profile.js", "", `{"seed":1}`, runtime.Limits{})
+	require.Equal(t, pipeline.StatusSuccess, first.Status, first.Message)
+	var got struct {
+		Now            string            `json:"now"`
+		DateNow        int64             `json:"dateNow"`
+		Random         []float64         `json:"random"`
+		Types          map[string]string `json:"types"`
+		TimezoneOffset int               `json:"timezoneOffset"`
+		Require        string            `json:"require"`
+	}
+	require.NoError(t, json.Unmarshal(first.Output, &got))
+	assert.Equal(t, "2000-01-01T00:00:00.000Z", got.Now)
+	assert.Equal(t, int64(946684800000), got.DateNow)
+	assert.Equal(t, 0, got.TimezoneOffset)
+	assert.Equal(t, map[string]string{"process": "undefined", "fetch": "undefined",
+		"setTimeout": "undefined", "setInterval": "undefined"}, got.Types)
+	// The bundler stands in for require with a function that refuses.
+	assert.Equal(t, `Dynamic require of "fs" is not supported`, got.Require)
+	require.Len(t, got.Random, 2)
+	assert.NotEqual(t, got.Random[0], got.Random[1])
+	for _, r := range got.Random {
+		assert.True(t, r >= 0 && r < 1, r)
+	}
+	// console goes to the caller's log, never to the audit record.
+	assert.Equal(t, "profile {\"checked\":true}\nerror: to the log too\n", first.Log)
+
+	// Math.random is seeded by the input: the same input gives the same
+	// numbers on every run and engine, another input others.
+	for _, name := range runtime.Engines() {
+		again := run(t, engine(t, name), "profile.js", "", `{"seed":1}`, runtime.Limits{})
+		assert.Equal(t, first.Output, again.Output, name)
+		assert.Equal(t, first.FuelUsed, again.FuelUsed, name)
+	}
+	other := run(t, e, "profile.js", "", `{"seed":2}`, runtime.Limits{})
+	assert.NotEqual(t, first.Output, other.Output)
+}
+
+func TestLogIsBounded(t *testing.T) {
+	res := run(t, engine(t, runtime.EngineWazero), "chatty.js", "", `{}`, runtime.Limits{Fuel: 1 << 32})
+	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
+	assert.Len(t, res.Log, 65536+len("\n[log truncated at 64 KiB]\n"))
+	assert.True(t, strings.HasPrefix(res.Log, "line 0 xxxx"))
+	assert.True(t, strings.HasSuffix(res.Log, "\n[log truncated at 64 KiB]\n"))
+}
+
+func TestSidecarManifest(t *testing.T) {
+	res := run(t, engine(t, runtime.EngineWazero), "trim.js", "", `{"text":" a "}`, runtime.Limits{})
+	assert.Equal(t, "text_trim", res.ExecutorID)
+	assert.Equal(t, "1.2.0", res.ExecutorVersion)
+
+	res = run(t, engine(t, runtime.EngineWazero), "async.mjs", "", `{"n":1}`, runtime.Limits{})
+	assert.Equal(t, "async", res.ExecutorID)
+	assert.Equal(t, "0.0.0", res.ExecutorVersion)
+}
+
+// TestExecutionsAreIsolated: every execution starts from the snapshot, so
+// nothing one execution leaves in the engine is seen by the next.
+func TestExecutionsAreIsolated(t *testing.T) {
+	ctx := context.Background()
+	src := `export function execute() { globalThis.count = (globalThis.count ?? 0) + 1; return globalThis.count; }`
+	tool, err := jstool.Load(ctx, engine(t, runtime.EngineWazero), jstool.Spec{
+		Bundle: jstool.Bundle{Source: []byte(src), Entry: "count.js"}, Manifest: runtime.Manifest{ExecutorID: "count", Version: "1.0.0"}})
+	require.NoError(t, err)
+	in := []byte(`{}`)
+	for range 3 {
+		out, err := tool.Execute(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in)})
+		require.NoError(t, err)
+		assert.Equal(t, "1", string(out.Output))
+	}
+}
+
+func TestModuleDigestCoversEngineToolAndExport(t *testing.T) {
+	ctx := context.Background()
+	e := engine(t, runtime.EngineWazero)
+	load := func(src, export string) string {
+		tool, err := jstool.Load(ctx, e, jstool.Spec{Bundle: jstool.Bundle{Source: []byte(src), Entry: "t.js"}, Export: export})
+		require.NoError(t, err)
+		return tool.ModuleDigest()
+	}
+	a := `export const x = { execute: () => 1 }; export const y = { execute: () => 2 };`
+	assert.Equal(t, load(a, "x"), load(a, "x"))
+	assert.NotEqual(t, load(a, "x"), load(a, "y"))
+	assert.NotEqual(t, load(a, "x"), load(a+"\n", "x"))
+	assert.Len(t, load(a, "x"), 64)
+}
