@@ -65,9 +65,17 @@ func (s ExecutorSource) describe() string {
 	return "package " + s.Package
 }
 
-// errMissingCode marks a source whose code is not there (a file that does
-// not exist, a package not in the tool store): EXECUTOR_NOT_FOUND.
+// errMissingCode is matched by the error of a source whose code is not
+// there (a file that does not exist, a package not in the tool store):
+// EXECUTOR_NOT_FOUND.
 var errMissingCode = errors.New("executor code not found")
+
+// missingCode wraps the error that says the code is not there.
+type missingCode struct{ err error }
+
+func (m missingCode) Error() string        { return m.err.Error() }
+func (m missingCode) Unwrap() error        { return m.err }
+func (m missingCode) Is(target error) bool { return target == errMissingCode }
 
 // loadSource loads an executor from src. fallback is the manifest of code
 // that carries none. The error is errMissingCode-wrapped when the code is
@@ -81,7 +89,7 @@ func loadSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, 
 	case src.Wasm != "":
 		wasm, err := os.ReadFile(src.Wasm)
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: module %s does not exist", errMissingCode, src.Wasm)
+			return nil, missingCode{err}
 		}
 		if err != nil {
 			return nil, err
@@ -89,7 +97,7 @@ func loadSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, 
 		return LoadWasm(ctx, engine, wasm, fallback)
 	case src.JS != "":
 		if _, err := os.Stat(src.JS); errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: JS tool %s does not exist", errMissingCode, src.JS)
+			return nil, missingCode{err}
 		}
 		b, err := jstool.BundleFile(src.JS)
 		if err != nil {
@@ -107,7 +115,7 @@ func loadSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, 
 	}
 	inst, err := jstool.Store{Dir: dir}.Get(src.Package)
 	if errors.Is(err, jstool.ErrNotInstalled) {
-		return nil, fmt.Errorf("%w: %w", errMissingCode, err)
+		return nil, missingCode{err}
 	}
 	if err != nil {
 		return nil, refused(err)

@@ -290,9 +290,6 @@ func RegistryForSource(ctx context.Context, engine runtime.Engine, src ExecutorS
 	e, err := loadSource(ctx, engine, src, fallback)
 	switch {
 	case errors.Is(err, errMissingCode):
-		if src.Package == "" {
-			return nil, fmt.Errorf("%w (%w)", err, os.ErrNotExist)
-		}
 		return nil, err
 	case errors.Is(err, runtime.ErrNotAdmitted):
 		slot.broken = err

@@ -431,7 +431,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no module", []string{"--corpus", good}, "one of --wasm FILE or --config FILE is required"},
+		{"no module", []string{"--corpus", good}, "one of --wasm FILE, --js FILE, --package NAME@VERSION or --config FILE is required"},
 		{"both modules", []string{"--wasm", sum, "--config", td("registry.json"), "--corpus", good}, "--wasm and --config are exclusive"},
 		{"no corpus", []string{"--wasm", sum}, "--corpus REQUESTS.jsonl is required"},
 		{"zero runs", []string{"--wasm", sum, "--corpus", good, "--runs", "0"}, "--runs must be at least 1, got 0"},
@@ -470,7 +470,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		assert.Contains(t, r.stderr, documented)
 	}
 	r = wasmgate(t, "", "help")
-	assert.Contains(t, r.stdout, "wasmgate replay --wasm FILE|--config FILE --corpus R.jsonl [flags]")
+	assert.Contains(t, r.stdout, "wasmgate replay --wasm FILE|--js FILE|--config FILE --corpus R.jsonl")
 	assert.Contains(t, r.stdout, "5 divergence (replay")
 }
 

@@ -237,6 +237,17 @@ func (f sourceFlags) check() error {
 	return nil
 }
 
+// flagName is the flag that named the single executor.
+func (f sourceFlags) flagName() string {
+	switch {
+	case f.wasm != "":
+		return "--wasm"
+	case f.js != "":
+		return "--js"
+	}
+	return "--package"
+}
+
 func (f sourceFlags) store() jstool.Store {
 	if f.toolsDir != "" {
 		return jstool.Store{Dir: f.toolsDir}
@@ -258,7 +269,7 @@ func (e env) loadRegistry(ctx context.Context, engine runtime.Engine, f sourceFl
 		src := pipeline.ExecutorSource{Wasm: f.wasm, JS: f.js, Package: f.pkg, Tool: f.tool, ToolsDir: f.store().Dir}
 		reg, err := pipeline.RegistryForSource(ctx, engine, src, action, limits)
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, jstool.ErrNotInstalled) {
-			return nil, usagef("%v", err)
+			return nil, usagef("%s: %v", f.flagName(), err)
 		}
 		if errors.Is(err, jstool.ErrNoEngine) {
 			return nil, err
