@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func jsTool(name string) string { return filepath.Join("..", "..", "jstool", "testdata", "tools", name) }
+func jsTool(name string) string {
+	return filepath.Join("..", "..", "jstool", "testdata", "tools", name)
+}
 
 func TestRunJS(t *testing.T) {
 	tests := []struct {
