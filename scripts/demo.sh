@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The tour of `make demo`: real executors in three languages, hostile ones
-# stopped by their limits, a registry, an audit log whose hash chain is
-# verified, and a determinism replay of a corpus, also against that log.
+# The tour of `make demo`: real executors in three languages and JS/TS tools,
+# hostile ones stopped by their limits, a registry, an audit log whose hash
+# chain is verified, and a determinism replay of a corpus, also against that
+# log.
 # Every step checks the exit code it expects.
 set -euo pipefail
 
@@ -63,6 +64,20 @@ expect 3 "$BIN" run --wasm testdata/echo.wasm --input '[[[[1]]]]' --max-depth 3 
 
 step "A module importing from outside the virtual WASI is refused at admission" "$BIN run --wasm testdata/refused/env_import.wasm --input '{}'"
 expect 3 "$BIN" run --wasm testdata/refused/env_import.wasm --input '{}' --audit "$AUDIT"
+
+step "A TypeScript tool, run by the QuickJS engine (itself a Wasm module) from a snapshot" "$BIN run --js guests/js/slugify.ts --input '{\"title\":\"The Art of Governed Execution\"}'"
+expect 0 "$BIN" run --js guests/js/slugify.ts --input '{"title":"The Art of Governed Execution"}' --audit "$AUDIT"
+
+step "A JS tool that throws is FAILED; one that loops forever runs out of fuel" "$BIN run --js jstool/testdata/tools/throws.js --input '{\"reason\":\"demo\"}'"
+expect 1 "$BIN" run --js jstool/testdata/tools/throws.js --input '{"reason":"demo"}' --audit "$AUDIT"
+expect 3 "$BIN" run --js jstool/testdata/tools/endless.js --input '{}' --audit "$AUDIT"
+
+step "A JS allocation bomb hits memory_pages" "$BIN run --js jstool/testdata/tools/alloc_bomb.js --input '{}' --memory-pages 128"
+expect 3 "$BIN" run --js jstool/testdata/tools/alloc_bomb.js --input '{}' --memory-pages 128 --audit "$AUDIT"
+
+step "A registry may route actions to JS tools and Wasm modules alike; replay covers both" "$BIN replay --config testdata/tools.json --corpus testdata/corpus_js.jsonl --runs 2"
+expect 0 "$BIN" run --config testdata/tools.json --action text.slug --input '{"title":"Crème brûlée, à la carte"}' --audit "$AUDIT"
+expect 0 "$BIN" replay --config testdata/tools.json --corpus testdata/corpus_js.jsonl --runs 2
 
 step "Through a registry: action -> executor with version range and capabilities" "$BIN run --config testdata/registry.json --action text.upper --input '{\"text\":\"governed\"}'"
 expect 0 "$BIN" run --config testdata/registry.json --action text.upper --input '{"text":"governed"}' --audit "$AUDIT"
