@@ -37,7 +37,7 @@ func (e *LoadError) Is(target error) bool {
 // LoadLimits bound loading a tool (evaluating the engine's setup, the prelude
 // and the tool's top-level code) before its snapshot is taken. Memory is the
 // tool's own memory_pages, so a snapshot always fits the executions.
-var LoadLimits = runtime.Limits{TimeoutMs: 10_000, Fuel: 2_000_000_000}
+var LoadLimits = runtime.Limits{TimeoutMs: 60_000, Fuel: 2_000_000_000}
 
 // Spec is what Load needs to know about a tool.
 type Spec struct {

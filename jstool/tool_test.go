@@ -41,6 +41,11 @@ func engine(t *testing.T, name runtime.EngineName) runtime.Engine {
 // the pipeline, as `wasmgate run --js` does.
 func run(t *testing.T, e runtime.Engine, file, tool, payload string, limits runtime.Limits) pipeline.ActionResult {
 	t.Helper()
+	if limits.TimeoutMs == 0 {
+		// Only the timeout case depends on the clock: the others must not
+		// fail because the race detector and the interpreter are slow.
+		limits.TimeoutMs = 120_000
+	}
 	reg, err := pipeline.RegistryForSource(context.Background(), e,
 		pipeline.ExecutorSource{JS: filepath.Join(tools, file), Tool: tool}, "act", limits)
 	require.NoError(t, err)
