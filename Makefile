@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/wasmgate
 PKGS    := ./...
 
-.PHONY: all build engine testdata-js test test-short check demo bench guests clean
+.PHONY: all build engine testdata-js test test-short check demo bench bench-js guests clean
 
 all: build
 
@@ -42,6 +42,11 @@ demo: build
 
 bench:
 	@bash scripts/bench.sh
+
+# JS tools: a call from the snapshot vs without it vs a node process per
+# call, and memory per concurrent VM (see docs/BENCHMARKS.md).
+bench-js: engine
+	$(GO) run ./bench/jsbench
 
 # Rebuild every fixture in testdata/ from its source in guests/.
 guests:
