@@ -212,16 +212,19 @@ func (vm jsVM) mustCString(ctx context.Context, s string) uint32 {
 }
 
 func (vm jsVM) cStringAlloc(ctx context.Context, s string) (uint32, error) {
-	p, err := vm.call(ctx, "malloc", uint64(len(s)+1))
+	return vm.alloc(ctx, append([]byte(s), 0))
+}
+
+// alloc copies b into memory the engine allocates; the caller frees it.
+func (vm jsVM) alloc(ctx context.Context, b []byte) (uint32, error) {
+	p, err := vm.call(ctx, "malloc", uint64(max(len(b), 1)))
 	if err != nil {
 		return 0, err
 	}
 	if p == 0 {
 		return 0, errEngineOutOfMemory
 	}
-	buf := make([]byte, len(s)+1)
-	copy(buf, s)
-	if !vm.inst.Memory().Write(p, buf) {
+	if !vm.inst.Memory().Write(p, b) {
 		return 0, &GuestError{Msg: "malloc returned memory outside the engine's memory"}
 	}
 	return p, nil
@@ -272,15 +275,9 @@ func (vm jsVM) mustString(ctx context.Context, s string) uint32 {
 
 // newString makes a JavaScript string value of s.
 func (vm jsVM) newString(ctx context.Context, s string) (uint32, error) {
-	p, err := vm.call(ctx, "malloc", uint64(len(s)+1))
+	p, err := vm.alloc(ctx, []byte(s))
 	if err != nil {
 		return 0, err
-	}
-	if p == 0 {
-		return 0, errEngineOutOfMemory
-	}
-	if !vm.inst.Memory().Write(p, []byte(s)) {
-		return 0, &GuestError{Msg: "malloc returned memory outside the engine's memory"}
 	}
 	v, err := vm.call(ctx, "qjs_new_string", uint64(p), uint64(len(s)))
 	if err != nil {
@@ -331,17 +328,9 @@ func (vm jsVM) readString(ctx context.Context, v uint32, limit int) (s []byte, n
 
 // eval evaluates code and returns the value (or the exception) handle.
 func (vm jsVM) eval(ctx context.Context, code []byte, filename string, flags uint64) (uint32, error) {
-	src, err := vm.call(ctx, "malloc", uint64(len(code)+1))
+	src, err := vm.alloc(ctx, append(append(make([]byte, 0, len(code)+1), code...), 0))
 	if err != nil {
 		return 0, err
-	}
-	if src == 0 {
-		return 0, errEngineOutOfMemory
-	}
-	buf := make([]byte, len(code)+1)
-	copy(buf, code)
-	if !vm.inst.Memory().Write(src, buf) {
-		return 0, &GuestError{Msg: "malloc returned memory outside the engine's memory"}
 	}
 	name, err := vm.cStringAlloc(ctx, filename)
 	if err != nil {
@@ -385,20 +374,13 @@ const maxMessage = 4096
 func (vm jsVM) callFunction(ctx context.Context, fn, undefined uint32, args ...uint32) (uint32, error) {
 	argv := uint32(0)
 	if len(args) > 0 {
-		var err error
-		argv, err = vm.call(ctx, "malloc", uint64(4*len(args)))
-		if err != nil {
-			return 0, err
-		}
-		if argv == 0 {
-			return 0, errEngineOutOfMemory
-		}
 		b := make([]byte, 4*len(args))
 		for i, a := range args {
 			binary.LittleEndian.PutUint32(b[4*i:], a)
 		}
-		if !vm.inst.Memory().Write(argv, b) {
-			return 0, &GuestError{Msg: "malloc returned memory outside the engine's memory"}
+		var err error
+		if argv, err = vm.alloc(ctx, b); err != nil {
+			return 0, err
 		}
 	}
 	v, err := vm.call(ctx, "qjs_call", uint64(fn), uint64(undefined), uint64(len(args)), uint64(argv))

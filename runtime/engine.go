@@ -46,6 +46,10 @@ type Config struct {
 	// watchContext is set.
 	uninstrumented bool
 	watchContext   bool
+	// For the snapshot benchmarks only: start instances from a snapshot by
+	// mapping its image copy-on-write instead of copying it (Linux; a copy
+	// elsewhere). See cowAllocator.
+	copyOnWrite bool
 }
 
 // NewConfig returns the default configuration: wazero's compiler, no on-disk

@@ -9,6 +9,35 @@ import (
 
 const pageSize = 65536
 
+// instanceMemory backs one instance's linear memory (wazero asks it through
+// experimental.WithMemoryAllocator) and reports on it once the instance is
+// closed.
+type instanceMemory interface {
+	experimental.MemoryAllocator
+	// refused reports whether a grow past the limit was refused.
+	refused() bool
+	// release frees the memory. It is called once, after the instance is
+	// closed and its guest has stopped.
+	release()
+}
+
+// newInstanceMemory returns the memory of one execution, limited to limit
+// bytes and starting from from's image (nil: zeroed). copyOnWrite maps the
+// image copy-on-write where the platform allows it (see cowAllocator); the
+// default copies it.
+func newInstanceMemory(limit uint64, from *Snapshot, copyOnWrite bool) instanceMemory {
+	if from != nil && copyOnWrite {
+		if a := newCOWAllocator(limit, from); a != nil {
+			return a
+		}
+	}
+	a := &memoryAllocator{limit: limit}
+	if from != nil {
+		a.image = from.memory
+	}
+	return a
+}
+
 // memoryAllocator backs one instance's linear memory and enforces
 // memory_pages: a grow past the limit fails (memory.grow returns -1) and is
 // remembered, so a trap or nonzero exit that follows can be reported as

@@ -98,15 +98,9 @@ func (e *wazeroEngine) instantiateGlue(ctx context.Context, glue host.Glue) erro
 }
 
 func (e *wazeroEngine) compileReactor(ctx context.Context, wasm []byte, glue host.Glue) (*wazeroModule, error) {
-	info, code, err := admitFor(wasm, &glue)
+	info, code, err := e.admitAndInstrument(wasm, &glue)
 	if err != nil {
 		return nil, err
-	}
-	if !e.uninstrumented {
-		code, err = instrument.Instrument(code, instrumentOptions)
-		if err != nil {
-			return nil, &AdmissionError{Problem: "cannot instrument the module", Err: err}
-		}
 	}
 	m, err := wasmbin.Decode(code)
 	if err != nil {
@@ -123,12 +117,9 @@ func (e *wazeroEngine) compileReactor(ctx context.Context, wasm []byte, glue hos
 	if err != nil {
 		return nil, &AdmissionError{Problem: "cannot snapshot the module", Err: err}
 	}
-	compiled, err := e.rt.CompileModule(ctx, stripped)
+	compiled, err := e.compileCode(ctx, stripped)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &AdmissionError{Problem: "the module does not validate", Err: err}
+		return nil, err
 	}
 	return &wazeroModule{engine: e, info: info, compiled: compiled, image: &Snapshot{memory: image}, snapshotGlobals: globals}, nil
 }

@@ -28,8 +28,9 @@ type wazeroEngine struct {
 	// interruptible: the deadline is enforced by driving the fuel global
 	// negative (compiler) rather than by wazero's context watcher.
 	interruptible bool
-	// uninstrumented: see Config.
+	// uninstrumented, copyOnWrite: see Config.
 	uninstrumented bool
+	copyOnWrite    bool
 
 	// moduleConfig is shared by every instantiation: unnamed (so instances
 	// coexist), no start functions (the host decides what to call), and a
@@ -77,6 +78,7 @@ func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
 		name:           cfg.engine,
 		interruptible:  !interp && !cfg.uninstrumented,
 		uninstrumented: cfg.uninstrumented,
+		copyOnWrite:    cfg.copyOnWrite,
 		rt:             wazero.NewRuntimeWithConfig(ctx, rc),
 		moduleConfig:   wazero.NewModuleConfig().WithName("").WithStartFunctions().WithRandSource(zeroReader{}),
 		cache:          map[string]*cacheEntry{},
@@ -167,16 +169,34 @@ func (e *wazeroEngine) cached(ctx context.Context, key string, compile func() (*
 }
 
 func (e *wazeroEngine) compile(ctx context.Context, wasm []byte) (*wazeroModule, error) {
-	info, code, err := admit(wasm)
+	info, code, err := e.admitAndInstrument(wasm, nil)
 	if err != nil {
 		return nil, err
+	}
+	compiled, err := e.compileCode(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	return &wazeroModule{engine: e, info: info, compiled: compiled}, nil
+}
+
+// admitAndInstrument runs admission (for glue, when set) and returns the
+// bytes to compile: the instrumented module.
+func (e *wazeroEngine) admitAndInstrument(wasm []byte, glue *host.Glue) (ModuleInfo, []byte, error) {
+	info, code, err := admitFor(wasm, glue)
+	if err != nil {
+		return info, nil, err
 	}
 	if !e.uninstrumented {
 		code, err = instrument.Instrument(code, instrumentOptions)
 		if err != nil {
-			return nil, &AdmissionError{Problem: "cannot instrument the module", Err: err}
+			return info, nil, &AdmissionError{Problem: "cannot instrument the module", Err: err}
 		}
 	}
+	return info, code, nil
+}
+
+func (e *wazeroEngine) compileCode(ctx context.Context, code []byte) (wazero.CompiledModule, error) {
 	compiled, err := e.rt.CompileModule(ctx, code)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -184,7 +204,7 @@ func (e *wazeroEngine) compile(ctx context.Context, wasm []byte) (*wazeroModule,
 		}
 		return nil, &AdmissionError{Problem: "the module does not validate", Err: err}
 	}
-	return &wazeroModule{engine: e, info: info, compiled: compiled}, nil
+	return compiled, nil
 }
 
 type wazeroModule struct {
@@ -255,10 +275,7 @@ func (m *wazeroModule) execute(ctx context.Context, in Input, from *Snapshot, dr
 			"the module's memory starts at %d pages; memory_pages allows %d", minPages, lim.MemoryPages)}, nil, nil
 	}
 	sess := host.NewSession(in.Bytes, in.Digest, int(lim.MaxOutputBytes))
-	alloc := &memoryAllocator{limit: uint64(lim.MemoryPages) * pageSize}
-	if from != nil {
-		alloc.image = from.memory
-	}
+	alloc := newInstanceMemory(uint64(lim.MemoryPages)*pageSize, from, m.engine.copyOnWrite)
 	meter := newMeter(lim.Fuel)
 
 	runCtx, cancel := context.WithTimeout(ctx, time.Duration(lim.TimeoutMs)*time.Millisecond)
