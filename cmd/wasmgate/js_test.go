@@ -92,6 +92,16 @@ func TestRunPackage(t *testing.T) {
 	assert.Equal(t, exitBlocked, r.code)
 	assert.Contains(t, parseResult(t, r).Message, "TOOL_INVALID: @acme/text-tools@2.1.0: the default export has no execute function and is not a factory")
 
+	// The package form replays like any executor.
+	corpus := corpusFile(t, `{"payload":{"s":"a"}}`, `{"payload":{"s":1}}`)
+	r = wasmgate(t, "", "replay", "--package", "@acme/text-tools@2.1.0", "--tool", "shout", "--tools-dir", store, "--corpus", corpus, "--json")
+	require.Equal(t, exitSuccess, r.code, r.stderr)
+	rep := parseReplay(t, r)
+	require.Len(t, rep.Requests, 2)
+	assert.Equal(t, "SUCCESS", rep.Requests[0].Status)
+	assert.Equal(t, "FAILED", rep.Requests[1].Status, "1 has no toUpperCase")
+	assert.Empty(t, rep.Divergences)
+
 	store = storeWith(t, "plain", "1.0.0", `export const x = 1;`, `{"name":"plain","version":"1.0.0"}`)
 	r = wasmgate(t, "", "run", "--package", "plain@1.0.0", "--tool", "shout", "--tools-dir", store, "--input", `{}`)
 	assert.Equal(t, exitBlocked, r.code)
