@@ -594,8 +594,8 @@ func (vm jsVM) take(ctx context.Context, entry JSEntry) (jsState, error) {
 type JSCall struct {
 	// Input is the canonical JSON input (the tool's params).
 	Input []byte
-	// Env is the request's env as a JSON object (nil means {}): configuration
-	// for factories, never audited.
+	// Env is the request's env as JSON (nil means {}): configuration for
+	// factories, never audited.
 	Env []byte
 	// Seed seeds Math.random.
 	Seed [32]byte
@@ -617,9 +617,14 @@ type JSResult struct {
 func QuickJSRun(entry JSEntry, call JSCall, res *JSResult) func(ctx context.Context, inst Instance) ([]byte, error) {
 	return func(ctx context.Context, inst Instance) ([]byte, error) {
 		vm := jsVM{inst}
-		env := call.Env
-		if len(env) == 0 {
-			env = []byte("{}")
+		env := []byte("{}")
+		if len(call.Env) > 0 {
+			// One line: the prelude splits its argument at newlines.
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, call.Env); err != nil {
+				return nil, fmt.Errorf("quickjs: env is not JSON: %w", err)
+			}
+			env = compact.Bytes()
 		}
 		arg := make([]byte, 0, 66+len(env)+len(call.Input))
 		arg = hex.AppendEncode(arg, call.Seed[:])

@@ -4,8 +4,6 @@ import (
 	"embed"
 	"io/fs"
 	"sync"
-
-	"github.com/wasmgate/wasmgate/audit"
 )
 
 // The engine module is fetched at a pinned version by
@@ -35,12 +33,3 @@ var embedded = sync.OnceValues(func() ([]byte, error) {
 //
 // ErrNoEngine when the build did not embed it.
 func EngineModule() ([]byte, error) { return embedded() }
-
-// EngineDigest is the BLAKE3 digest of the embedded engine module, or "".
-func EngineDigest() string {
-	b, err := embedded()
-	if err != nil {
-		return ""
-	}
-	return audit.Digest(b)
-}

@@ -87,7 +87,8 @@ func TestFactoryGetsTheRequestEnv(t *testing.T) {
 	tool, err := jstool.Load(ctx, engine(t, runtime.EngineWazero), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "f", Version: "1.0.0"}})
 	require.NoError(t, err)
 	in := []byte(`{"q":"x"}`)
-	out, err := tool.ExecuteWithEnv(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in)}, []byte(`{"REGION":"eu-west"}`))
+	// A pretty-printed env works: it is passed on as compact JSON.
+	out, err := tool.ExecuteWithEnv(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in)}, []byte("{\n  \"REGION\": \"eu-west\"\n}"))
 	require.NoError(t, err)
 	require.Equal(t, runtime.Completed, out.Kind, out.Message)
 	assert.JSONEq(t, `{"q":"x","region":"eu-west"}`, string(out.Output))
