@@ -149,9 +149,20 @@ func (t *Tool) SnapshotBytes() int { return t.snap.MemoryBytes() }
 // LoadFuel is the fuel loading the tool took (not charged to executions).
 func (t *Tool) LoadFuel() uint64 { return t.loadFuel }
 
-// Execute implements the pipeline's Executor: one execution with no env.
+// Execute implements the pipeline's Executor: one execution, with the env
+// ctx carries (see WithEnv), if any.
 func (t *Tool) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
-	return t.ExecuteWithEnv(ctx, in, nil)
+	env, _ := ctx.Value(envKey{}).([]byte)
+	return t.ExecuteWithEnv(ctx, in, env)
+}
+
+type envKey struct{}
+
+// WithEnv returns ctx carrying a request's env (a JSON object) for the JS
+// tool it reaches through the pipeline: configuration for factories, which
+// the pipeline never sees, logs or audits.
+func WithEnv(ctx context.Context, env []byte) context.Context {
+	return context.WithValue(ctx, envKey{}, env)
 }
 
 // ExecuteWithEnv runs the tool once on canonical input, passing env (a JSON

@@ -68,6 +68,15 @@ func (r *Registry) addSlot(id string, s executorSlot) error {
 	return nil
 }
 
+// Executor returns the usable executor registered as id.
+func (r *Registry) Executor(id string) (Executor, bool) {
+	s, ok := r.executors[id]
+	if !ok || s.exec == nil {
+		return nil, false
+	}
+	return s.exec, true
+}
+
 // AddAction routes action to an executor.
 func (r *Registry) AddAction(action string, route Route) error {
 	if err := validActionName(action); err != nil {
@@ -260,6 +269,29 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// LoadExecutor loads the executor src names. Code without a manifest gets
+// ManifestFromFile (a package: its package.json's).
+//
+// # Errors
+//
+// Missing code matches os.ErrNotExist (files) or jstool.ErrNotInstalled
+// (packages); code that cannot be admitted matches runtime.ErrNotAdmitted,
+// and for JS tools jstool.ErrToolNotFound or jstool.ErrToolInvalid, or is a
+// *jstool.BundleError.
+func LoadExecutor(ctx context.Context, engine runtime.Engine, src ExecutorSource) (Executor, error) {
+	return loadSource(ctx, engine, src, sourceFallback(src))
+}
+
+func sourceFallback(src ExecutorSource) runtime.Manifest {
+	switch {
+	case src.Wasm != "":
+		return ManifestFromFile(src.Wasm, runtime.Limits{})
+	case src.JS != "":
+		return ManifestFromFile(src.JS, runtime.Limits{})
+	}
+	return runtime.Manifest{}
+}
+
 // RegistryForSource is the registry of one executor run directly (`wasmgate
 // run --wasm`, `--js`, `--package`): one action, named action or, when
 // empty, after the executor, routed to it with any version accepted and no
@@ -278,16 +310,9 @@ func RegistryForSource(ctx context.Context, engine runtime.Engine, src ExecutorS
 	if err := src.check(); err != nil {
 		return nil, err
 	}
-	var fallback runtime.Manifest
-	switch {
-	case src.Wasm != "":
-		fallback = ManifestFromFile(src.Wasm, runtime.Limits{})
-	case src.JS != "":
-		fallback = ManifestFromFile(src.JS, runtime.Limits{})
-	}
 	slot := executorSlot{}
-	id := fallback.ExecutorID
-	e, err := loadSource(ctx, engine, src, fallback)
+	id := sourceFallback(src).ExecutorID
+	e, err := LoadExecutor(ctx, engine, src)
 	switch {
 	case errors.Is(err, errMissingCode):
 		return nil, err

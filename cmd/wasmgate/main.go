@@ -5,6 +5,7 @@
 //	wasmgate run --package NAME@VERSION --tool EXPORT [--input JSON | ...]
 //	wasmgate run --config FILE --action NAME [--input JSON | ...]
 //	wasmgate tools add NAME@VERSION
+//	wasmgate serve [--addr HOST:PORT] [--config FILE] [--audit FILE] [flags]
 //	wasmgate inspect FILE
 //	wasmgate pack --manifest M.json IN.wasm -o OUT.wasm
 //	wasmgate audit verify FILE
@@ -44,6 +45,7 @@ Usage:
   wasmgate run --package NAME@VERSION --tool EXPORT [--input ...]     run a tool from an npm package
   wasmgate run --config FILE --action NAME [--input JSON | ...]         run an action through a registry
   wasmgate tools add NAME@VERSION                                       install and bundle an npm package of tools
+  wasmgate serve [--addr 127.0.0.1:8080] [--config FILE] [--audit FILE] serve the HTTP executor protocol v1.0
   wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
   wasmgate pack --manifest M.json IN.wasm -o OUT.wasm                   embed a manifest in a module
   wasmgate audit verify FILE                                            check an audit log's hash chain
@@ -87,6 +89,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.replayCmd(ctx, rest)
 	case "tools":
 		return e.toolsCmd(ctx, rest)
+	case "serve":
+		return e.serveCmd(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitSuccess

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/protocol/httpexec"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+const serveHelp = `Usage:
+  wasmgate serve [--addr 127.0.0.1:8080] [--config FILE] [--tools-dir DIR] [--audit FILE]
+                 [--max-concurrency N] [--log-format text|json]
+
+Serves the HTTP executor protocol v1.0: GET /health, POST /execute-tool,
+GET /info (also under /api/), and GET /metrics (Prometheus). A request's
+packageName names an action or executor of --config, or an npm package of
+JS tools, installed into the tool store on first use. Every call runs in a
+fresh sandbox and is audited (--audit FILE; without it records are checked
+and dropped). When EXECUTOR_API_KEY is set, every request but OPTIONS needs
+"Authorization: Bearer <key>". SIGTERM or SIGINT stops accepting requests
+and waits for the calls in flight.
+
+Flags:
+`
+
+// implementationVersion is reported by /health and /info.
+const implementationVersion = "0.4.0"
+
+func (e env) serveCmd(ctx context.Context, args []string) int {
+	fs := newFlagSet("serve", e.stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	config := fs.String("config", "", "registry configuration (JSON): its actions and executors are served by name")
+	toolsDir := fs.String("tools-dir", "", "tool store for npm packages (default: $WASMGATE_TOOLS_DIR, else the user cache directory)")
+	auditPath := fs.String("audit", "", "append every call's audit record to this JSON Lines file")
+	maxConc := fs.Int("max-concurrency", 0, "tool calls running at once (default: 2 per CPU); as many more may wait briefly")
+	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
+	engineName := fs.String("engine", string(runtime.EngineWazero), "Wasm engine: wazero or wazero-interp")
+	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
+	maxBody := fs.Int64("max-body-bytes", httpexec.DefaultMaxBodyBytes, "largest request body accepted")
+	maxExec := fs.Duration("max-execution-time", httpexec.DefaultMaxExecutionTime, "wall-clock limit of one tool call (at least 60s, as the protocol asks)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serveHelp)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return e.fail("serve", &usageError{err.Error()})
+	}
+	switch {
+	case len(pos) > 0:
+		return e.fail("serve", usagef("unexpected argument %q", pos[0]))
+	case *logFormat != "text" && *logFormat != "json":
+		return e.fail("serve", usagef("--log-format must be text or json, not %q", *logFormat))
+	case *maxConc < 0:
+		return e.fail("serve", usagef("--max-concurrency must be positive"))
+	case *maxBody <= 0:
+		return e.fail("serve", usagef("--max-body-bytes must be positive"))
+	case *maxExec < time.Second:
+		return e.fail("serve", usagef("--max-execution-time must be at least 1s"))
+	}
+	name, err := runtime.ParseEngineName(*engineName)
+	if err != nil {
+		return e.fail("serve", usagef("--engine: %v", err))
+	}
+	if _, err := jstool.EngineModule(); err != nil {
+		fmt.Fprintf(e.stderr, "wasmgate serve: warning: %v; npm tools cannot run\n", err)
+	}
+
+	var handler slog.Handler = slog.NewTextHandler(e.stderr, nil)
+	if *logFormat == "json" {
+		handler = slog.NewJSONHandler(e.stderr, nil)
+	}
+	logger := slog.New(handler)
+
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(*cache)))
+	if err != nil {
+		return e.fail("serve", err)
+	}
+	defer engine.Close(context.WithoutCancel(ctx))
+	var reg *pipeline.Registry
+	if *config != "" {
+		reg, err = e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
+			func(problem string) { logger.Warn("registry problem", "problem", problem) })
+		if err != nil {
+			return e.fail("serve", err)
+		}
+	}
+	var sink audit.Sink
+	if *auditPath != "" {
+		fsink, err := audit.OpenFile(*auditPath)
+		if err != nil {
+			return e.fail("serve", err)
+		}
+		sink = fsink
+	} else {
+		logger.Warn("no --audit file: audit records are checked and dropped")
+		sink = audit.NewDiscardSink()
+	}
+	defer sink.Close()
+
+	store := sourceFlags{toolsDir: *toolsDir}.store()
+	srv := httpexec.NewServer(httpexec.Config{
+		Engine:                engine,
+		Registry:              reg,
+		Store:                 store,
+		Sink:                  sink,
+		APIKey:                os.Getenv("EXECUTOR_API_KEY"),
+		MaxConcurrency:        *maxConc,
+		MaxBodyBytes:          *maxBody,
+		MaxExecutionTime:      *maxExec,
+		ImplementationVersion: implementationVersion,
+		Logger:                logger,
+	})
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return e.fail("serve", usagef("--addr: %v", err))
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// A call may install a package (60 s) and then run (up to
+		// --max-execution-time), plus the queue.
+		WriteTimeout:   *maxExec + 90*time.Second,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(handler, slog.LevelWarn),
+	}
+	logger.Info("listening", "url", "http://"+ln.Addr().String(), "tools_dir", store.Dir,
+		"auth", os.Getenv("EXECUTOR_API_KEY") != "", "audit", *auditPath)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return e.fail("serve", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: no new requests; waiting for the calls in flight")
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), *maxExec+90*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdown); err != nil {
+		return e.fail("serve", fmt.Errorf("shutdown: %w", err))
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return e.fail("serve", err)
+	}
+	logger.Info("stopped")
+	return exitSuccess
+}

@@ -1,0 +1,428 @@
+package httpexec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/pipeline"
+	wgruntime "github.com/wasmgate/wasmgate/runtime"
+)
+
+// executeRequest is the body of POST /execute-tool.
+type executeRequest struct {
+	PackageName string          `json:"packageName"`
+	Version     string          `json:"version"`
+	Name        string          `json:"name"`
+	Params      json.RawMessage `json:"params"`
+	Env         json.RawMessage `json:"env"`
+}
+
+// executeResponse is the protocol's answer to a tool call, with wasmgate's
+// verdict alongside (clients of the protocol ignore it).
+type executeResponse struct {
+	Success         bool            `json:"success"`
+	Output          json.RawMessage `json:"output,omitempty"`
+	Error           *errDetail      `json:"error,omitempty"`
+	ExecutionTimeMs int64           `json:"executionTimeMs"`
+	Wasmgate        *verdict        `json:"wasmgate,omitempty"`
+}
+
+// verdict is the ActionResult's auditable part.
+type verdict struct {
+	Action          string                `json:"action"`
+	ExecutorID      string                `json:"executorId"`
+	ExecutorVersion string                `json:"executorVersion"`
+	Status          pipeline.Status       `json:"status"`
+	ReasonCodes     []pipeline.ReasonCode `json:"reasonCodes"`
+	TraceID         string                `json:"traceId"`
+	InputDigest     string                `json:"inputDigest"`
+	OutputDigest    *string               `json:"outputDigest"`
+	FuelUsed        uint64                `json:"fuelUsed"`
+}
+
+// requestError is a refusal before anything runs.
+type requestError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) *requestError {
+	return &requestError{http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf(format, args...)}
+}
+
+func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec, _ := w.(*statusRecorder)
+	req, rerr := s.parse(w, r)
+	if rerr != nil {
+		s.metrics.observeCall("REFUSED", rerr.code)
+		writeError(w, rerr.status, rerr.code, rerr.msg)
+		return
+	}
+	traceID := traceIDFrom(r.Header)
+	if rec != nil {
+		rec.tool, rec.traceID = req.PackageName+"/"+req.Name, traceID
+	}
+	if traceID != "" {
+		w.Header().Set("X-Trace-Id", traceID)
+	}
+
+	release, ok := s.limit.acquire(r.Context())
+	if !ok {
+		s.metrics.observeCall("REFUSED", CodeServiceUnavailable)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, CodeServiceUnavailable,
+			fmt.Sprintf("the server is running %d tool calls and %d more are waiting; retry later", s.cfg.MaxConcurrency, s.cfg.QueueLength))
+		return
+	}
+	defer release()
+	s.metrics.inFlight.Inc()
+	defer s.metrics.inFlight.Dec()
+
+	resp := s.call(r.Context(), req, traceID)
+	resp.ExecutionTimeMs = time.Since(start).Milliseconds()
+	if resp.Wasmgate != nil && rec != nil {
+		rec.traceID = resp.Wasmgate.TraceID
+		w.Header().Set("X-Trace-Id", resp.Wasmgate.TraceID)
+	}
+	status := "SUCCESS"
+	code := ""
+	if resp.Error != nil {
+		status, code = "ERROR", resp.Error.Code
+		if rec != nil {
+			rec.code = code
+		}
+	}
+	if resp.Wasmgate != nil {
+		status = string(resp.Wasmgate.Status)
+		for _, c := range resp.Wasmgate.ReasonCodes {
+			s.metrics.reasons.WithLabelValues(string(c)).Inc()
+		}
+	}
+	s.metrics.observeCall(status, code)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// parse reads and checks the request body.
+func (s *Server) parse(w http.ResponseWriter, r *http.Request) (executeRequest, *requestError) {
+	var req executeRequest
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return req, &requestError{http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+			fmt.Sprintf("request body exceeds %d bytes (maxRequestBodyBytes)", s.cfg.MaxBodyBytes)}
+	}
+	if err != nil {
+		return req, badRequest("cannot read the request body: %v", err)
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return req, badRequest("the request body is empty; send a JSON object {packageName, name, params?, version?, env?}")
+	}
+	if trimmed[0] != '{' {
+		return req, badRequest("the request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(&req); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return req, badRequest("%s must be a %s, not %s", typeErr.Field, jsonKind(typeErr.Field), typeErr.Value)
+		}
+		return req, badRequest("the request body is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return req, badRequest("the request body holds more than one JSON value")
+	}
+	switch {
+	case strings.TrimSpace(req.PackageName) == "":
+		return req, badRequest("packageName is required (a non-empty string)")
+	case strings.TrimSpace(req.Name) == "":
+		return req, badRequest("name is required (the tool's export, a non-empty string)")
+	}
+	if len(req.Params) == 0 || string(req.Params) == "null" {
+		req.Params = json.RawMessage("{}")
+	} else if bytes.TrimSpace(req.Params)[0] != '{' {
+		return req, badRequest("params must be a JSON object")
+	}
+	if len(req.Env) > 0 && string(req.Env) != "null" {
+		var env map[string]any
+		if err := json.Unmarshal(req.Env, &env); err != nil {
+			return req, badRequest("env must be a JSON object")
+		}
+	} else {
+		req.Env = nil
+	}
+	if req.Version == "" {
+		req.Version = "latest"
+	}
+	return req, nil
+}
+
+func jsonKind(field string) string {
+	switch field {
+	case "params", "env":
+		return "JSON object"
+	}
+	return "string"
+}
+
+// call resolves the request's executor and runs it through the pipeline.
+func (s *Server) call(ctx context.Context, req executeRequest, traceID string) executeResponse {
+	p, action, fail := s.resolve(ctx, req)
+	if fail != nil {
+		return executeResponse{Error: fail}
+	}
+	if req.Env != nil {
+		ctx = jstool.WithEnv(ctx, req.Env)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.MaxExecutionTime)
+	defer cancel()
+	res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: req.Params, TraceID: traceID})
+	v := &verdict{
+		Action: res.Action, ExecutorID: res.ExecutorID, ExecutorVersion: res.ExecutorVersion,
+		Status: res.Status, ReasonCodes: res.ReasonCodes, TraceID: res.TraceID,
+		InputDigest: res.InputDigest, OutputDigest: res.OutputDigest, FuelUsed: res.FuelUsed,
+	}
+	if err != nil && res.Status == "" {
+		if errors.Is(err, pipeline.ErrInvalidRequest) {
+			return executeResponse{Error: &errDetail{CodeInvalidRequest, err.Error()}}
+		}
+		s.cfg.Logger.Error("tool call failed", "trace_id", traceID, "tool", req.PackageName+"/"+req.Name, "error", err)
+		return executeResponse{Error: &errDetail{CodeInternalError, "internal error; the server log has the details under trace id " + traceID}}
+	}
+	if res.Status == pipeline.StatusSuccess {
+		out := res.Output
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		return executeResponse{Success: true, Output: out, Wasmgate: v}
+	}
+	return executeResponse{Error: mapResult(res), Wasmgate: v}
+}
+
+// mapResult maps a result that is not SUCCESS to the protocol's error codes.
+func mapResult(res pipeline.ActionResult) *errDetail {
+	has := func(c pipeline.ReasonCode) bool { return slices.Contains(res.ReasonCodes, c) }
+	codes := make([]string, len(res.ReasonCodes))
+	for i, c := range res.ReasonCodes {
+		codes[i] = string(c)
+	}
+	withCodes := res.Message + " (" + strings.Join(codes, ", ") + ")"
+	switch {
+	case has(pipeline.ExecutorTimeout) || has(pipeline.FuelExhausted):
+		return &errDetail{CodeExecutionTimeout, withCodes}
+	case has(pipeline.ExecutorException) && strings.HasPrefix(res.Message, "TOOL_INVALID: "):
+		// A factory that gave no tool, found out when it was called.
+		return &errDetail{CodeToolInvalid, strings.TrimPrefix(res.Message, "TOOL_INVALID: ")}
+	case has(pipeline.ExecutorException):
+		return &errDetail{CodeToolExecutionError, res.Message}
+	case has(pipeline.MemoryExhausted) || has(pipeline.StackExhausted) || has(pipeline.OutputTooLarge),
+		has(pipeline.LimitExceeded) && strings.HasPrefix(res.Message, "output"):
+		return &errDetail{CodeToolExecutionError, withCodes}
+	case has(pipeline.LimitExceeded):
+		// The payload broke the limits before anything ran.
+		return &errDetail{CodeInvalidRequest, withCodes}
+	case has(pipeline.NonJSONPayload):
+		return &errDetail{CodeInvalidRequest, withCodes}
+	case has(pipeline.ActionUnknown) || has(pipeline.ExecutorNotFound):
+		return &errDetail{CodeToolNotFound, withCodes}
+	case has(pipeline.ExecutorInvalid):
+		if strings.Contains(res.Message, string(jstool.ErrToolNotFound)) {
+			return &errDetail{CodeToolNotFound, res.Message}
+		}
+		return &errDetail{CodeToolInvalid, res.Message}
+	}
+	// Version, capability and audit refusals are the deployment's, not the
+	// caller's: the codes say which, the message no more.
+	return &errDetail{CodeInternalError, "the call was refused by the server's governance (" + strings.Join(codes, ", ") + "); trace id " + res.TraceID}
+}
+
+// resolve finds the pipeline and action that serve req: an action of the
+// registry, an executor of the registry, or a tool of an npm package.
+func (s *Server) resolve(ctx context.Context, req executeRequest) (*pipeline.Pipeline, string, *errDetail) {
+	if reg := s.cfg.Registry; reg != nil {
+		if slices.Contains(reg.Actions(), req.PackageName) {
+			return s.tools.registryPipeline(), req.PackageName, nil
+		}
+		if e, ok := reg.Executor(req.PackageName); ok {
+			p, err := s.tools.executorPipeline(req.PackageName, e)
+			if err != nil {
+				return nil, "", &errDetail{CodeInternalError, err.Error()}
+			}
+			return p, req.PackageName, nil
+		}
+	}
+	spec := req.PackageName + "@" + req.Version
+	if _, _, err := jstool.ParseSpec(spec); err != nil {
+		return nil, "", &errDetail{CodeInvalidRequest, err.Error()}
+	}
+	p, action, err := s.tools.packageTool(ctx, spec, req.Name)
+	if err != nil {
+		return nil, "", toolError(err)
+	}
+	return p, action, nil
+}
+
+// toolError maps a failure to install, bundle or load a tool.
+func toolError(err error) *errDetail {
+	var bundle *jstool.BundleError
+	switch {
+	case errors.Is(err, jstool.ErrPackageNotFound):
+		return &errDetail{CodePackageNotFound, err.Error()}
+	case errors.Is(err, jstool.ErrToolNotFound):
+		return &errDetail{CodeToolNotFound, err.Error()}
+	case errors.Is(err, jstool.ErrToolInvalid), errors.As(err, &bundle), errors.Is(err, wgruntime.ErrNotAdmitted):
+		return &errDetail{CodeToolInvalid, err.Error()}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &errDetail{CodeExecutionTimeout, "installing or loading the package took too long: " + err.Error()}
+	}
+	return &errDetail{CodeInternalError, "the package could not be installed or loaded"}
+}
+
+// toolCache keeps one pipeline per tool the server has loaded: a tool is
+// installed, bundled, loaded and snapshotted once, then every call starts
+// from its snapshot.
+type toolCache struct {
+	cfg Config
+
+	mu      sync.Mutex
+	entries map[string]*toolEntry
+	reg     *pipeline.Pipeline
+}
+
+type toolEntry struct {
+	ready    chan struct{}
+	pipeline *pipeline.Pipeline
+	action   string
+	err      error
+}
+
+func newToolCache(cfg Config) *toolCache {
+	c := &toolCache{cfg: cfg, entries: map[string]*toolEntry{}}
+	if cfg.Registry != nil {
+		c.reg = pipeline.New(cfg.Registry, cfg.Sink)
+	}
+	return c
+}
+
+func (c *toolCache) registryPipeline() *pipeline.Pipeline { return c.reg }
+
+// get returns the entry under key, building it once with build; a failed
+// build is not kept, so that the next call tries again.
+func (c *toolCache) get(ctx context.Context, key string, build func() (*pipeline.Pipeline, string, error)) (*pipeline.Pipeline, string, error) {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	if !ok {
+		e = &toolEntry{ready: make(chan struct{})}
+		c.entries[key] = e
+	}
+	c.mu.Unlock()
+	if ok {
+		select {
+		case <-e.ready:
+			return e.pipeline, e.action, e.err
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		}
+	}
+	e.pipeline, e.action, e.err = build()
+	if e.err != nil {
+		c.mu.Lock()
+		delete(c.entries, key)
+		c.mu.Unlock()
+	}
+	close(e.ready)
+	return e.pipeline, e.action, e.err
+}
+
+// executorPipeline serves a registry executor by its id.
+func (c *toolCache) executorPipeline(id string, e pipeline.Executor) (*pipeline.Pipeline, error) {
+	p, _, err := c.get(context.Background(), "executor:"+id, func() (*pipeline.Pipeline, string, error) {
+		reg := pipeline.NewRegistry()
+		if err := reg.AddExecutor(id, e); err != nil {
+			return nil, "", err
+		}
+		if err := reg.AddAction(id, pipeline.Route{Executor: id, Version: "*"}); err != nil {
+			return nil, "", err
+		}
+		return pipeline.New(reg, c.cfg.Sink), id, nil
+	})
+	return p, err
+}
+
+// packageTool installs (when missing), loads and caches the tool name of
+// the package spec.
+func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeline.Pipeline, string, error) {
+	return c.get(ctx, "package:"+spec+"#"+name, func() (*pipeline.Pipeline, string, error) {
+		inst, err := c.cfg.Store.Get(spec)
+		if errors.Is(err, jstool.ErrNotInstalled) {
+			// Installing is not the caller's to cancel halfway: another
+			// request may be waiting for the same package.
+			inst, err = c.cfg.Store.Add(context.WithoutCancel(ctx), spec)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		exact := inst.Name + "@" + inst.Version
+		e, err := pipeline.LoadExecutor(ctx, c.cfg.Engine, pipeline.ExecutorSource{Package: exact, Tool: name, ToolsDir: c.cfg.Store.Dir})
+		if err != nil {
+			return nil, "", err
+		}
+		action := inst.Name + "/" + name
+		if len(action) > 128 {
+			action = action[:128]
+		}
+		id := e.Manifest().ExecutorID
+		reg := pipeline.NewRegistry()
+		if err := reg.AddExecutor(id, e); err != nil {
+			return nil, "", err
+		}
+		if err := reg.AddAction(action, pipeline.Route{Executor: id, Version: "*", Limits: c.toolLimits(e.Manifest().Limits)}); err != nil {
+			return nil, "", err
+		}
+		return pipeline.New(reg, c.cfg.Sink), action, nil
+	})
+}
+
+// toolLimits are the limits of an npm tool called over HTTP, for every
+// field its manifest leaves unset: a wall-clock limit of the server's
+// execution time, and room for the request body the server accepts.
+func (c *toolCache) toolLimits(m wgruntime.Limits) wgruntime.Limits {
+	var l wgruntime.Limits
+	if m.TimeoutMs == 0 {
+		l.TimeoutMs = c.cfg.MaxExecutionTime.Milliseconds()
+	}
+	if m.Fuel == 0 {
+		l.Fuel = 20_000_000_000
+	}
+	if m.MemoryPages == 0 {
+		l.MemoryPages = 1024
+	}
+	if m.MaxPayloadBytes == 0 {
+		// Checked on the output too.
+		l.MaxPayloadBytes = max(c.cfg.MaxBodyBytes, 10<<20)
+	}
+	if m.MaxOutputBytes == 0 {
+		l.MaxOutputBytes = 10 << 20
+	}
+	if m.MaxDepth == 0 {
+		l.MaxDepth = 64
+	}
+	if m.MaxListItems == 0 {
+		l.MaxListItems = 100_000
+	}
+	return l
+}

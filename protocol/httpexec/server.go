@@ -1,0 +1,295 @@
+// Package httpexec serves the HTTP executor protocol v1.0 (GET /health,
+// POST /execute-tool, GET /info, also under /api/) over the pipeline: every
+// call is resolved to an executor, run sandboxed and limited, and audited.
+//
+// A request's packageName names an action or executor of the registry, or
+// an npm package of JS tools (installed into the tool store on first use,
+// then kept); its name is the tool's export. The protocol's facts are in
+// DESIGN.md; what a production server adds (auth, CORS, limits, metrics,
+// logs, graceful shutdown) is in docs/SERVE.md.
+package httpexec
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/pipeline"
+	wgruntime "github.com/wasmgate/wasmgate/runtime"
+)
+
+// The protocol's constants.
+const (
+	ProtocolVersion = "1.0"
+	// VersionHeader carries the protocol version on requests and responses.
+	VersionHeader = "X-TPMJS-Protocol-Version"
+)
+
+// Error codes of the protocol (and of this server's own refusals).
+const (
+	CodePackageNotFound     = "PACKAGE_NOT_FOUND"
+	CodeToolNotFound        = "TOOL_NOT_FOUND"
+	CodeToolInvalid         = "TOOL_INVALID"
+	CodeToolExecutionError  = "TOOL_EXECUTION_ERROR"
+	CodeExecutionTimeout    = "EXECUTION_TIMEOUT"
+	CodeInternalError       = "INTERNAL_ERROR"
+	CodeInvalidRequest      = "INVALID_REQUEST"
+	CodeUnauthorized        = "UNAUTHORIZED"
+	CodeNotFound            = "NOT_FOUND"
+	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"
+	CodePayloadTooLarge     = "PAYLOAD_TOO_LARGE"
+	CodeServiceUnavailable  = "SERVICE_UNAVAILABLE"
+	DefaultMaxBodyBytes     = 1 << 20
+	DefaultMaxExecutionTime = 60 * time.Second
+)
+
+// Config configures a Server. Engine and Sink are required.
+type Config struct {
+	// Engine runs every executor.
+	Engine wgruntime.Engine
+	// Registry, when set, serves its actions and executors by name.
+	Registry *pipeline.Registry
+	// Store is the tool store npm packages are installed into.
+	Store jstool.Store
+	// Sink receives every call's audit record.
+	Sink audit.Sink
+	// APIKey, when set, is required as "Authorization: Bearer <key>" on
+	// every request but OPTIONS.
+	APIKey string
+	// MaxConcurrency bounds the executions at once (default: 2 per CPU);
+	// QueueLength more wait at most QueueWait for a slot (defaults: as many
+	// as MaxConcurrency, 2 s) before the server answers 503.
+	MaxConcurrency int
+	QueueLength    int
+	QueueWait      time.Duration
+	// MaxBodyBytes bounds a request body (default 1 MiB).
+	MaxBodyBytes int64
+	// MaxExecutionTime is the wall-clock limit of one tool call, and what
+	// /info advertises (default 60 s, the protocol's minimum). A tool's own
+	// timeout_ms applies within it.
+	MaxExecutionTime time.Duration
+	// ImplementationVersion is reported by /health and /info.
+	ImplementationVersion string
+	// Logger receives one structured line per request (default: discard).
+	Logger *slog.Logger
+	// Metrics is where the server registers its collectors (default: a
+	// registry of its own, served at /metrics).
+	Metrics *prometheus.Registry
+}
+
+// Server is the protocol's HTTP handler.
+type Server struct {
+	cfg     Config
+	keyHash [32]byte
+	mux     *http.ServeMux
+	tools   *toolCache
+	limit   *limiter
+	metrics *metrics
+}
+
+// NewServer returns the handler for cfg.
+func NewServer(cfg Config) *Server {
+	if cfg.MaxConcurrency <= 0 {
+		cfg.MaxConcurrency = 2 * runtime.GOMAXPROCS(0)
+	}
+	if cfg.QueueLength <= 0 {
+		cfg.QueueLength = cfg.MaxConcurrency
+	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = 2 * time.Second
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxExecutionTime <= 0 {
+		cfg.MaxExecutionTime = DefaultMaxExecutionTime
+	}
+	if cfg.ImplementationVersion == "" {
+		cfg.ImplementationVersion = "dev"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	s := &Server{
+		cfg:     cfg,
+		keyHash: sha256.Sum256([]byte(cfg.APIKey)),
+		tools:   newToolCache(cfg),
+		limit:   newLimiter(cfg.MaxConcurrency, cfg.QueueLength, cfg.QueueWait),
+		metrics: newMetrics(cfg.Metrics),
+	}
+	mux := http.NewServeMux()
+	for _, prefix := range []string{"", "/api"} {
+		mux.HandleFunc(prefix+"/health", only(http.MethodGet, s.health))
+		mux.HandleFunc(prefix+"/info", only(http.MethodGet, s.info))
+		mux.HandleFunc(prefix+"/execute-tool", only(http.MethodPost, s.executeTool))
+	}
+	mux.HandleFunc("/metrics", only(http.MethodGet, promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{}).ServeHTTP))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no route "+r.URL.Path+" (routes: /health, /info, /execute-tool, also under /api/, and /metrics)")
+	})
+	s.mux = mux
+	return s
+}
+
+// ServeHTTP applies CORS, the version header and authentication, then
+// routes the request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, "+VersionHeader+", X-Trace-Id, traceparent")
+	h.Set("Access-Control-Expose-Headers", VersionHeader+", X-Trace-Id, Retry-After")
+	h.Set("Access-Control-Max-Age", "86400")
+	h.Set(VersionHeader, ProtocolVersion)
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	route := s.route(r)
+	defer func() {
+		s.metrics.observeRequest(route, rec.status, time.Since(start))
+		s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", route),
+			slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)),
+			slog.String("trace_id", rec.traceID), slog.String("tool", rec.tool), slog.String("code", rec.code))
+	}()
+	if r.Method == http.MethodOptions {
+		rec.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if s.cfg.APIKey != "" && !s.authorized(r) {
+		writeError(rec, http.StatusUnauthorized, CodeUnauthorized, "invalid or missing API key (Authorization: Bearer <key>)")
+		return
+	}
+	s.mux.ServeHTTP(rec, r)
+}
+
+// only answers a request with another method than method with 405 and the
+// structured error.
+func only(method string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+			w.Header().Set("Allow", method+", OPTIONS")
+			writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" "+r.URL.Path+" is not allowed; use "+method)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// authorized compares the bearer token with the key in constant time (of
+// their digests, so that not even the key's length leaks).
+func (s *Server) authorized(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	token, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	return subtle.ConstantTimeCompare(got[:], s.keyHash[:]) == 1
+}
+
+// route names the request's route for metrics and logs, from a fixed set.
+func (s *Server) route(r *http.Request) string {
+	p := strings.TrimPrefix(r.URL.Path, "/api")
+	switch p {
+	case "/health", "/info", "/execute-tool", "/metrics":
+		return p
+	}
+	return "other"
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status":                "ok",
+		"protocolVersion":       ProtocolVersion,
+		"implementationVersion": s.cfg.ImplementationVersion,
+		"runtime":               "wasmgate",
+		"timestamp":             time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+	})
+}
+
+func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"name":            "wasmgate",
+		"version":         s.cfg.ImplementationVersion,
+		"protocolVersion": ProtocolVersion,
+		"capabilities": map[string]any{
+			// Every call runs in a fresh WebAssembly instance.
+			"isolation":           "vm",
+			"executionModes":      []string{"sync"},
+			"maxExecutionTimeMs":  s.cfg.MaxExecutionTime.Milliseconds(),
+			"maxRequestBodyBytes": s.cfg.MaxBodyBytes,
+			"maxConcurrency":      s.cfg.MaxConcurrency,
+			"supportsStreaming":   false,
+			"supportsCallbacks":   false,
+			"supportsCaching":     false,
+		},
+		"runtime": map[string]any{
+			"platform":  runtime.GOOS + "/" + runtime.GOARCH,
+			"engine":    string(s.cfg.Engine.Name()),
+			"goVersion": runtime.Version(),
+		},
+	})
+}
+
+// errorBody is the protocol's structured error.
+type errorBody struct {
+	Success bool      `json:"success"`
+	Error   errDetail `json:"error"`
+	// ExecutionTimeMs is set on /execute-tool responses.
+	ExecutionTimeMs *int64 `json:"executionTimeMs,omitempty"`
+}
+
+type errDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.code = code
+	}
+	writeJSON(w, status, errorBody{Error: errDetail{Code: code, Message: msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// statusRecorder remembers what a handler answered, for logs and metrics.
+type statusRecorder struct {
+	http.ResponseWriter
+	status  int
+	wrote   bool
+	code    string
+	tool    string
+	traceID string
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	if !r.wrote {
+		r.status, r.wrote = status, true
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
