@@ -1,0 +1,408 @@
+package httpexec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/pipeline"
+	wgruntime "github.com/wasmgate/wasmgate/runtime"
+)
+
+// toolBundle is the npm package the tests serve, laid out in a tool store
+// as `wasmgate tools add` leaves it.
+const toolBundle = `
+export const shout = { execute: ({ s }) => ({ s: s.toUpperCase() + "!" }) };
+export const boom = { execute: () => { throw new Error("boom: " + 42); } };
+export const spin = { execute: () => { for (;;) {} } };
+export const notool = 42;
+export const configured = (env) => env && env.REGION ? { execute: () => ({ region: env.REGION }) } : null;
+`
+
+var testEngine wgruntime.Engine
+
+func TestMain(m *testing.M) {
+	if _, err := jstool.EngineModule(); err != nil {
+		panic(err.Error() + " (make test fetches it)")
+	}
+	e, err := wgruntime.NewEngine(context.Background(), wgruntime.NewConfig())
+	if err != nil {
+		panic(err)
+	}
+	testEngine = e
+	os.Exit(m.Run())
+}
+
+func toolStore(t *testing.T) jstool.Store {
+	t.Helper()
+	dir := t.TempDir()
+	entry := filepath.Join(dir, "acme-tools@1.0.0")
+	pkg := filepath.Join(entry, "node_modules", "acme-tools")
+	require.NoError(t, os.MkdirAll(pkg, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(entry, "bundle.mjs"), []byte(toolBundle), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "package.json"),
+		[]byte(`{"name":"acme-tools","version":"1.0.0","wasmgate":{"limits":{"timeout_ms":300}}}`), 0o644))
+	return jstool.Store{Dir: dir}
+}
+
+type fixture struct {
+	srv  *Server
+	sink *audit.MemorySink
+}
+
+func newFixture(t *testing.T, mutate func(*Config)) fixture {
+	t.Helper()
+	reg, err := pipeline.LoadRegistry(context.Background(), filepath.Join("..", "..", "testdata", "tools.json"), testEngine)
+	require.NoError(t, err)
+	sink := audit.NewMemorySink()
+	cfg := Config{Engine: testEngine, Registry: reg, Store: toolStore(t), Sink: sink, ImplementationVersion: "9.9.9"}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	return fixture{srv: NewServer(cfg), sink: sink}
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+func (f fixture) do(t *testing.T, method, path, body string, headers ...string) reply {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	w := httptest.NewRecorder()
+	f.srv.ServeHTTP(w, req)
+	raw, _ := io.ReadAll(w.Result().Body)
+	r := reply{status: w.Code, header: w.Header(), raw: string(raw)}
+	if len(raw) > 0 && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
+		require.NoError(t, json.Unmarshal(raw, &r.body), string(raw))
+	}
+	return r
+}
+
+func errorCode(r reply) string {
+	e, _ := r.body["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+func errorMessage(r reply) string {
+	e, _ := r.body["error"].(map[string]any)
+	m, _ := e["message"].(string)
+	return m
+}
+
+func execute(pkg, name, params string) string {
+	return `{"packageName":"` + pkg + `","version":"1.0.0","name":"` + name + `","params":` + params + `}`
+}
+
+func TestHealthAndInfo(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, path := range []string{"/health", "/api/health"} {
+		r := f.do(t, "GET", path, "")
+		require.Equal(t, http.StatusOK, r.status)
+		assert.Equal(t, "ok", r.body["status"])
+		assert.Equal(t, "1.0", r.body["protocolVersion"])
+		assert.Equal(t, "9.9.9", r.body["implementationVersion"])
+		assert.Equal(t, "wasmgate", r.body["runtime"])
+		_, err := time.Parse(time.RFC3339, r.body["timestamp"].(string))
+		assert.NoError(t, err)
+	}
+	for _, path := range []string{"/info", "/api/info"} {
+		r := f.do(t, "GET", path, "")
+		require.Equal(t, http.StatusOK, r.status)
+		caps := r.body["capabilities"].(map[string]any)
+		assert.Equal(t, "vm", caps["isolation"])
+		assert.Equal(t, []any{"sync"}, caps["executionModes"])
+		assert.Equal(t, float64(60000), caps["maxExecutionTimeMs"])
+		assert.Equal(t, float64(DefaultMaxBodyBytes), caps["maxRequestBodyBytes"])
+		for _, flag := range []string{"supportsStreaming", "supportsCallbacks", "supportsCaching"} {
+			assert.Equal(t, false, caps[flag], flag)
+		}
+	}
+}
+
+func TestCORSAndVersionHeaderOnEveryResponse(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.APIKey = "k" })
+	for _, r := range []reply{
+		f.do(t, "GET", "/health", "", "Authorization", "Bearer k", VersionHeader, "1.0"),
+		f.do(t, "GET", "/nope", "", "Authorization", "Bearer k"),
+		f.do(t, "GET", "/health", ""), // 401
+		f.do(t, "OPTIONS", "/execute-tool", ""),
+	} {
+		assert.Equal(t, "*", r.header.Get("Access-Control-Allow-Origin"), r.status)
+		assert.Equal(t, "GET, POST, OPTIONS", r.header.Get("Access-Control-Allow-Methods"), r.status)
+		assert.Contains(t, r.header.Get("Access-Control-Allow-Headers"), "Authorization")
+		assert.Equal(t, "1.0", r.header.Get(VersionHeader), r.status)
+	}
+	pre := f.do(t, "OPTIONS", "/api/execute-tool", "")
+	assert.Equal(t, http.StatusNoContent, pre.status, "preflight needs no key")
+	assert.Empty(t, pre.raw)
+}
+
+func TestAuth(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.APIKey = "s3cret" })
+	for _, h := range [][]string{nil, {"Authorization", "Bearer wrong"}, {"Authorization", "s3cret"}, {"Authorization", "Bearer s3cret2"}} {
+		r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`), h...)
+		assert.Equal(t, http.StatusUnauthorized, r.status, h)
+		assert.Equal(t, CodeUnauthorized, errorCode(r))
+		assert.Equal(t, false, r.body["success"])
+	}
+	r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`), "Authorization", "Bearer s3cret")
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, true, r.body["success"], r.raw)
+	assert.Len(t, f.sink.Records(), 1, "only the authorized call ran, and it was audited")
+}
+
+func TestRoutesAndMethods(t *testing.T) {
+	f := newFixture(t, nil)
+	r := f.do(t, "GET", "/execute", "")
+	assert.Equal(t, http.StatusNotFound, r.status)
+	assert.Equal(t, CodeNotFound, errorCode(r))
+	r = f.do(t, "GET", "/execute-tool", "")
+	assert.Equal(t, http.StatusMethodNotAllowed, r.status)
+	assert.Equal(t, CodeMethodNotAllowed, errorCode(r))
+	assert.Equal(t, "POST, OPTIONS", r.header.Get("Allow"))
+	r = f.do(t, "POST", "/health", "")
+	assert.Equal(t, http.StatusMethodNotAllowed, r.status)
+}
+
+func TestInvalidRequests(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxBodyBytes = 200 })
+	cases := []struct{ body, msg string }{
+		{``, "the request body is empty"},
+		{`{"packageName":`, "the request body is not valid JSON"},
+		{`[1]`, "the request body must be a JSON object"},
+		{`{"name":"x"}`, "packageName is required"},
+		{`{"packageName":"p"}`, "name is required"},
+		{`{"packageName":7,"name":"x"}`, "packageName must be a string, not number"},
+		{`{"packageName":"p","name":"x","params":[1]}`, "params must be a JSON object"},
+		{`{"packageName":"p","name":"x","env":"A=1"}`, "env must be a JSON object"},
+		{`{"packageName":"p","name":"x"} {}`, "more than one JSON value"},
+	}
+	for _, c := range cases {
+		r := f.do(t, "POST", "/execute-tool", c.body)
+		assert.Equal(t, http.StatusBadRequest, r.status, c.body)
+		assert.Equal(t, CodeInvalidRequest, errorCode(r), c.body)
+		assert.Contains(t, errorMessage(r), c.msg, c.body)
+	}
+	r := f.do(t, "POST", "/execute-tool", `{"packageName":"p","name":"x","params":{"s":"`+strings.Repeat("a", 300)+`"}}`)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, r.status)
+	assert.Equal(t, CodePayloadTooLarge, errorCode(r))
+	assert.Equal(t, "request body exceeds 200 bytes (maxRequestBodyBytes)", errorMessage(r))
+}
+
+// Package names are checked before the store or npm sees them: no path
+// traversal, no shell.
+func TestPackageNamesAreValidated(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, name := range []string{"../../etc", "a/b/c", "x; rm -rf /", "$(id)", "UPPER", "@scope/../x"} {
+		body, _ := json.Marshal(map[string]any{"packageName": name, "version": "1.0.0", "name": "t"})
+		r := f.do(t, "POST", "/execute-tool", string(body))
+		assert.Equal(t, http.StatusOK, r.status, name)
+		assert.Equal(t, CodeInvalidRequest, errorCode(r), name)
+		assert.Contains(t, errorMessage(r), "INVALID_SPEC", name)
+	}
+}
+
+func TestToolOutcomes(t *testing.T) {
+	f := newFixture(t, nil)
+	cases := []struct {
+		name, body, code, msg, output string
+	}{
+		{"success", execute("acme-tools", "shout", `{"s":"hi"}`), "", "", `{"s":"HI!"}`},
+		{"thrown", execute("acme-tools", "boom", `{}`), CodeToolExecutionError, "Error: boom: 42", ""},
+		{"timeout", execute("acme-tools", "spin", `{}`), CodeExecutionTimeout, "timeout_ms elapsed (EXECUTOR_TIMEOUT)", ""},
+		{"missing export", execute("acme-tools", "nope", `{}`), CodeToolNotFound, `TOOL_NOT_FOUND: acme-tools@1.0.0: the tool exports no "nope"`, ""},
+		{"no execute", execute("acme-tools", "notool", `{}`), CodeToolInvalid, "TOOL_INVALID: acme-tools@1.0.0: export \"notool\" has no execute function", ""},
+		{"factory without env", execute("acme-tools", "configured", `{}`), CodeToolInvalid, "the factory returned no object with an execute function", ""},
+		{"registry action", `{"packageName":"text.slug","name":"any","params":{"title":"A Tale of Two"}}`, "", "", `{"removed":["a","of"],"slug":"tale-two"}`},
+		{"registry executor", `{"packageName":"upper","name":"any","params":{"text":"abc"}}`, "", "", `{"text":"ABC"}`},
+		{"registry action, bad input", `{"packageName":"text.slug","name":"any","params":{"title":1}}`, CodeToolExecutionError, "TypeError: title must be a string", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := f.do(t, "POST", "/execute-tool", c.body)
+			require.Equal(t, http.StatusOK, r.status, r.raw)
+			assert.GreaterOrEqual(t, r.body["executionTimeMs"], float64(0))
+			if c.code == "" {
+				require.Equal(t, true, r.body["success"], r.raw)
+				out, _ := json.Marshal(r.body["output"])
+				assert.JSONEq(t, c.output, string(out))
+				return
+			}
+			assert.Equal(t, false, r.body["success"])
+			assert.Equal(t, c.code, errorCode(r), r.raw)
+			assert.Contains(t, errorMessage(r), c.msg)
+		})
+	}
+}
+
+// env reaches a factory as configuration and appears nowhere else: not in
+// the audit record, not in the response.
+func TestEnvIsConfigurationOnly(t *testing.T) {
+	f := newFixture(t, nil)
+	body := `{"packageName":"acme-tools","version":"1.0.0","name":"configured","params":{},"env":{"REGION":"eu-west-9z"}}`
+	r := f.do(t, "POST", "/execute-tool", body)
+	require.Equal(t, true, r.body["success"], r.raw)
+	assert.Equal(t, map[string]any{"region": "eu-west-9z"}, r.body["output"])
+	recs := f.sink.Records()
+	require.Len(t, recs, 1)
+	b, err := json.Marshal(recs[0])
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "eu-west-9z")
+	assert.NotContains(t, string(b), "REGION")
+}
+
+func TestTraceIDs(t *testing.T) {
+	f := newFixture(t, nil)
+	r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`),
+		"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	assert.Equal(t, "4bf92f35-77b3-4da6-a3ce-929d0e0e4736", r.header.Get("X-Trace-Id"))
+	r = f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`),
+		"X-Trace-Id", "0F0E0D0C-0B0A-4908-8706-050403020100")
+	assert.Equal(t, "0f0e0d0c-0b0a-4908-8706-050403020100", r.header.Get("X-Trace-Id"))
+	recs := f.sink.Records()
+	require.Len(t, recs, 2)
+	assert.Equal(t, "4bf92f35-77b3-4da6-a3ce-929d0e0e4736", recs[0].TraceID)
+	assert.Equal(t, "0f0e0d0c-0b0a-4908-8706-050403020100", recs[1].TraceID)
+
+	cases := map[string]http.Header{
+		"":                                     {"X-Trace-Id": {"not-a-trace"}},
+		"00000000-0000-4000-8000-000000000001": {"X-Trace-Id": {"00000000000040008000000000000001"}},
+		"11111111-2222-3333-4444-555555555555": {"Traceparent": {"00-11111111222233334444555555555555-0000000000000001-00"}, "X-Trace-Id": {"ignored"}},
+	}
+	for want, h := range cases {
+		assert.Equal(t, want, traceIDFrom(h), h)
+	}
+	assert.Equal(t, "", traceIDFrom(http.Header{"Traceparent": {"00-00000000000000000000000000000000-0000000000000001-00"}}), "the all-zero trace id is invalid")
+}
+
+func TestLimiter(t *testing.T) {
+	l := newLimiter(1, 1, 20*time.Millisecond)
+	release, ok := l.acquire(context.Background())
+	require.True(t, ok)
+	// The slot is taken: the next caller waits in the queue, then gives up.
+	_, ok = l.acquire(context.Background())
+	assert.False(t, ok, "the wait ran out")
+	release()
+
+	// With a wait that never runs out, a caller refused at all is refused
+	// because the queue is full.
+	l = newLimiter(1, 1, time.Hour)
+	release, ok = l.acquire(context.Background())
+	require.True(t, ok)
+	type got struct {
+		release func()
+		ok      bool
+	}
+	waiter := make(chan got)
+	go func() { r, ok := l.acquire(context.Background()); waiter <- got{r, ok} }()
+	for len(l.queue) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	_, ok = l.acquire(context.Background())
+	assert.False(t, ok, "the queue is full")
+	release()
+	w := <-waiter
+	require.True(t, w.ok, "the waiter got the released slot")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, ok = l.acquire(ctx)
+	assert.False(t, ok, "a cancelled caller stops waiting")
+	w.release()
+
+	r, ok := l.acquire(context.Background())
+	require.True(t, ok, "a released slot is free again")
+	r()
+}
+
+func TestSaturationIs503(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxConcurrency = 1; c.QueueLength = 1; c.QueueWait = time.Millisecond })
+	// Hold the only slot and the only queue place.
+	release, ok := f.srv.limit.acquire(context.Background())
+	require.True(t, ok)
+	defer release()
+	f.srv.limit.queue <- struct{}{}
+	defer func() { <-f.srv.limit.queue }()
+	r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`))
+	assert.Equal(t, http.StatusServiceUnavailable, r.status)
+	assert.Equal(t, "1", r.header.Get("Retry-After"))
+	assert.Equal(t, CodeServiceUnavailable, errorCode(r))
+	assert.Empty(t, f.sink.Records(), "nothing ran, nothing was audited")
+}
+
+func TestMetrics(t *testing.T) {
+	f := newFixture(t, nil)
+	f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`))
+	f.do(t, "POST", "/execute-tool", execute("acme-tools", "boom", `{}`))
+	f.do(t, "POST", "/execute-tool", `{}`)
+	r := f.do(t, "GET", "/metrics", "")
+	require.Equal(t, http.StatusOK, r.status)
+	for _, line := range []string{
+		`wasmgate_tool_calls_total{error_code="",status="SUCCESS"} 1`,
+		`wasmgate_tool_calls_total{error_code="TOOL_EXECUTION_ERROR",status="FAILED"} 1`,
+		`wasmgate_tool_calls_total{error_code="INVALID_REQUEST",status="REFUSED"} 1`,
+		`wasmgate_tool_call_reason_codes_total{reason_code="EXECUTOR_EXCEPTION"} 1`,
+		`wasmgate_tool_calls_in_flight 0`,
+		`wasmgate_http_request_duration_seconds_count{code="200",route="/execute-tool"} 2`,
+		`wasmgate_http_request_duration_seconds_count{code="400",route="/execute-tool"} 1`,
+	} {
+		assert.Contains(t, r.raw, line)
+	}
+}
+
+func TestMapResult(t *testing.T) {
+	res := func(status pipeline.Status, msg string, codes ...pipeline.ReasonCode) pipeline.ActionResult {
+		return pipeline.ActionResult{Status: status, Message: msg, ReasonCodes: codes, TraceID: "t"}
+	}
+	cases := []struct {
+		res  pipeline.ActionResult
+		code string
+	}{
+		{res(pipeline.StatusBlocked, "fuel exhausted", pipeline.LimitExceeded, pipeline.FuelExhausted), CodeExecutionTimeout},
+		{res(pipeline.StatusBlocked, "timeout_ms elapsed", pipeline.ExecutorTimeout), CodeExecutionTimeout},
+		{res(pipeline.StatusFailed, "Error: x", pipeline.ExecutorException), CodeToolExecutionError},
+		{res(pipeline.StatusFailed, "output is not JSON", pipeline.ExecutorException, pipeline.OutputNotJSON), CodeToolExecutionError},
+		{res(pipeline.StatusBlocked, "x", pipeline.LimitExceeded, pipeline.MemoryExhausted), CodeToolExecutionError},
+		{res(pipeline.StatusBlocked, "output is 9 canonical bytes", pipeline.LimitExceeded, pipeline.PayloadTooLarge), CodeToolExecutionError},
+		{res(pipeline.StatusBlocked, "payload nests 20 levels", pipeline.LimitExceeded, pipeline.DepthExceeded), CodeInvalidRequest},
+		{res(pipeline.StatusBlocked, "no such action", pipeline.ActionUnknown), CodeToolNotFound},
+		{res(pipeline.StatusBlocked, "TOOL_NOT_FOUND: x", pipeline.ExecutorInvalid), CodeToolNotFound},
+		{res(pipeline.StatusBlocked, "refused", pipeline.ExecutorInvalid), CodeToolInvalid},
+		{res(pipeline.StatusBlocked, "audit", pipeline.AuditLogFailed), CodeInternalError},
+		{res(pipeline.StatusBlocked, "version", pipeline.ExecutorVersionIncompatible), CodeInternalError},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.code, mapResult(c.res).Code, c.res.ReasonCodes)
+	}
+	internal := mapResult(res(pipeline.StatusBlocked, "/secret/path failed", pipeline.AuditLogFailed))
+	assert.NotContains(t, internal.Message, "/secret/path", "internals stay in the server's log")
+}
+
+func TestBodyIsReadOnce(t *testing.T) {
+	// A body that is valid JSON after whitespace is accepted.
+	f := newFixture(t, nil)
+	r := f.do(t, "POST", "/execute-tool", "\n  "+execute("acme-tools", "shout", `{"s":"x"}`)+"\n")
+	assert.Equal(t, true, r.body["success"], r.raw)
+	assert.True(t, bytes.Contains([]byte(r.raw), []byte(`"executionTimeMs"`)))
+}
