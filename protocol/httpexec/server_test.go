@@ -399,7 +399,7 @@ func TestMapResult(t *testing.T) {
 	assert.NotContains(t, internal.Message, "/secret/path", "internals stay in the server's log")
 }
 
-func TestBodyIsReadOnce(t *testing.T) {
+func TestBodyWithSurroundingWhitespace(t *testing.T) {
 	// A body that is valid JSON after whitespace is accepted.
 	f := newFixture(t, nil)
 	r := f.do(t, "POST", "/execute-tool", "\n  "+execute("acme-tools", "shout", `{"s":"x"}`)+"\n")
