@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/wasmgate
 PKGS    := ./...
 
-.PHONY: all build engine testdata-js test test-short check demo bench bench-js guests clean
+.PHONY: all build engine testdata-js test test-short check demo bench bench-js loadtest guests clean
 
 all: build
 
@@ -47,6 +47,11 @@ bench:
 # call, and memory per concurrent VM (see docs/BENCHMARKS.md).
 bench-js: engine
 	$(GO) run ./bench/jsbench
+
+# The trim tool under concurrent clients, in-process through the pipeline
+# vs over HTTP through `wasmgate serve` (see docs/BENCHMARKS.md).
+loadtest: engine
+	$(GO) run ./bench/loadtest
 
 # Rebuild every fixture in testdata/ from its source in guests/.
 guests:

@@ -68,6 +68,17 @@ func (r *Registry) addSlot(id string, s executorSlot) error {
 	return nil
 }
 
+// AddUnadmitted registers, as id, an executor whose code could not be
+// admitted (err says why): the requests routed to it are BLOCKED with
+// EXECUTOR_INVALID, and audited, rather than lost.
+func (r *Registry) AddUnadmitted(id string, err error) error {
+	return r.addSlot(id, executorSlot{broken: err})
+}
+
+// ExecutorIDFrom makes a valid executor id of a name (lowercase, with every
+// run of other characters than [a-z0-9_] as one "_").
+func ExecutorIDFrom(name string) string { return executorIDFrom(name) }
+
 // Executor returns the usable executor registered as id.
 func (r *Registry) Executor(id string) (Executor, bool) {
 	s, ok := r.executors[id]

@@ -47,7 +47,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	engineName := fs.String("engine", string(runtime.EngineWazero), "Wasm engine: wazero or wazero-interp")
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	maxBody := fs.Int64("max-body-bytes", httpexec.DefaultMaxBodyBytes, "largest request body accepted")
-	maxExec := fs.Duration("max-execution-time", httpexec.DefaultMaxExecutionTime, "wall-clock limit of one tool call (at least 60s, as the protocol asks)")
+	maxExec := fs.Duration("max-execution-time", httpexec.DefaultMaxExecutionTime, "wall-clock limit of one tool call, advertised by /info (the protocol asks for at least 60s; less is for tests)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveHelp)
 		fs.PrintDefaults()

@@ -168,7 +168,28 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (executeRequest, 
 	if req.Version == "" {
 		req.Version = "latest"
 	}
+	if !s.servesByName(req.PackageName) {
+		// npm's naming rules, before the store or npm sees the name: no
+		// path traversal, no shell.
+		if _, _, err := jstool.ParseSpec(req.PackageName + "@" + req.Version); err != nil {
+			return req, badRequest("packageName/version: %v", err)
+		}
+	}
 	return req, nil
+}
+
+// servesByName reports whether name is an action or executor of the
+// registry rather than an npm package.
+func (s *Server) servesByName(name string) bool {
+	reg := s.cfg.Registry
+	if reg == nil {
+		return false
+	}
+	if slices.Contains(reg.Actions(), name) {
+		return true
+	}
+	_, ok := reg.Executor(name)
+	return ok
 }
 
 func jsonKind(field string) string {
@@ -265,11 +286,7 @@ func (s *Server) resolve(ctx context.Context, req executeRequest) (*pipeline.Pip
 			return p, req.PackageName, nil
 		}
 	}
-	spec := req.PackageName + "@" + req.Version
-	if _, _, err := jstool.ParseSpec(spec); err != nil {
-		return nil, "", &errDetail{CodeInvalidRequest, err.Error()}
-	}
-	p, action, err := s.tools.packageTool(ctx, spec, req.Name)
+	p, action, err := s.tools.packageTool(ctx, req.PackageName+"@"+req.Version, req.Name)
 	if err != nil {
 		return nil, "", toolError(err)
 	}
@@ -377,20 +394,34 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeli
 			return nil, "", err
 		}
 		exact := inst.Name + "@" + inst.Version
-		e, err := pipeline.LoadExecutor(ctx, c.cfg.Engine, pipeline.ExecutorSource{Package: exact, Tool: name, ToolsDir: c.cfg.Store.Dir})
-		if err != nil {
-			return nil, "", err
-		}
+		// Loading is shared by every caller waiting for this tool: the first
+		// one leaving must not fail the others.
+		e, err := pipeline.LoadExecutor(context.WithoutCancel(ctx), c.cfg.Engine, pipeline.ExecutorSource{Package: exact, Tool: name, ToolsDir: c.cfg.Store.Dir})
 		action := inst.Name + "/" + name
 		if len(action) > 128 {
 			action = action[:128]
 		}
-		id := e.Manifest().ExecutorID
 		reg := pipeline.NewRegistry()
-		if err := reg.AddExecutor(id, e); err != nil {
+		route := pipeline.Route{Version: "*"}
+		switch {
+		case errors.Is(err, wgruntime.ErrNotAdmitted):
+			// A tool that cannot be admitted (missing export, no execute,
+			// does not bundle) is still a call: it is refused by the
+			// pipeline, BLOCKED with EXECUTOR_INVALID, and audited.
+			route.Executor = pipeline.ExecutorIDFrom(inst.Name + "__" + name)
+			if err := reg.AddUnadmitted(route.Executor, err); err != nil {
+				return nil, "", err
+			}
+		case err != nil:
 			return nil, "", err
+		default:
+			route.Executor = e.Manifest().ExecutorID
+			route.Limits = c.toolLimits(e.Manifest().Limits)
+			if err := reg.AddExecutor(route.Executor, e); err != nil {
+				return nil, "", err
+			}
 		}
-		if err := reg.AddAction(action, pipeline.Route{Executor: id, Version: "*", Limits: c.toolLimits(e.Manifest().Limits)}); err != nil {
+		if err := reg.AddAction(action, route); err != nil {
 			return nil, "", err
 		}
 		return pipeline.New(reg, c.cfg.Sink), action, nil

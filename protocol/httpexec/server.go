@@ -191,9 +191,9 @@ func only(method string, h http.HandlerFunc) http.HandlerFunc {
 // authorized compares the bearer token with the key in constant time (of
 // their digests, so that not even the key's length leaks).
 func (s *Server) authorized(r *http.Request) bool {
-	auth := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok {
+	// The scheme is case-insensitive (RFC 9110 §11.1); the key is not.
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
 	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
@@ -202,10 +202,13 @@ func (s *Server) authorized(r *http.Request) bool {
 
 // route names the request's route for metrics and logs, from a fixed set.
 func (s *Server) route(r *http.Request) string {
-	p := strings.TrimPrefix(r.URL.Path, "/api")
-	switch p {
-	case "/health", "/info", "/execute-tool", "/metrics":
-		return p
+	switch p := r.URL.Path; strings.TrimPrefix(p, "/api") {
+	case "/health", "/info", "/execute-tool":
+		return strings.TrimPrefix(p, "/api")
+	case "/metrics":
+		if p == "/metrics" {
+			return p
+		}
 	}
 	return "other"
 }

@@ -217,9 +217,9 @@ func TestPackageNamesAreValidated(t *testing.T) {
 	for _, name := range []string{"../../etc", "a/b/c", "x; rm -rf /", "$(id)", "UPPER", "@scope/../x"} {
 		body, _ := json.Marshal(map[string]any{"packageName": name, "version": "1.0.0", "name": "t"})
 		r := f.do(t, "POST", "/execute-tool", string(body))
-		assert.Equal(t, http.StatusOK, r.status, name)
+		assert.Equal(t, http.StatusBadRequest, r.status, name)
 		assert.Equal(t, CodeInvalidRequest, errorCode(r), name)
-		assert.Contains(t, errorMessage(r), "INVALID_SPEC", name)
+		assert.Contains(t, errorMessage(r), "packageName/version: INVALID_SPEC", name)
 	}
 }
 
@@ -405,4 +405,20 @@ func TestBodyWithSurroundingWhitespace(t *testing.T) {
 	r := f.do(t, "POST", "/execute-tool", "\n  "+execute("acme-tools", "shout", `{"s":"x"}`)+"\n")
 	assert.Equal(t, true, r.body["success"], r.raw)
 	assert.True(t, bytes.Contains([]byte(r.raw), []byte(`"executionTimeMs"`)))
+}
+
+// A tool that cannot be admitted is still a call: refused by the pipeline,
+// and audited.
+func TestUnadmittedToolsAreAudited(t *testing.T) {
+	f := newFixture(t, nil)
+	r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "nope", `{}`))
+	assert.Equal(t, CodeToolNotFound, errorCode(r))
+	verdict := r.body["wasmgate"].(map[string]any)
+	assert.Equal(t, "BLOCKED", verdict["status"])
+	assert.Equal(t, []any{"EXECUTOR_INVALID"}, verdict["reasonCodes"])
+	recs := f.sink.Records()
+	require.Len(t, recs, 1)
+	assert.Equal(t, "acme-tools/nope", recs[0].Action)
+	assert.Equal(t, "acme_tools__nope", recs[0].ExecutorID)
+	assert.Equal(t, "BLOCKED", string(recs[0].Status))
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckReply(t *testing.T) {
+	want := []byte(trimOutput)
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		err    string
+	}{
+		{"the output", http.StatusOK, `{"success":true,"output":{"text":"hello world"},"executionTimeMs":0}`, ""},
+		{"another output", http.StatusOK, `{"success":true,"output":{"text":"  hello world  "}}`, `output {"text":"  hello world  "}, want {"text":"hello world"}`},
+		{"a tool error", http.StatusOK, `{"success":false,"error":{"code":"EXECUTION_TIMEOUT","message":"timeout_ms elapsed"}}`, "EXECUTION_TIMEOUT: timeout_ms elapsed"},
+		{"success false alone", http.StatusOK, `{"success":false}`, "success false"},
+		{"saturated", http.StatusServiceUnavailable, `{"success":false,"error":{"code":"SERVICE_UNAVAILABLE"}}`, "HTTP 503"},
+		{"not JSON", http.StatusOK, `<html>`, "not the protocol's JSON"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkReply(c.status, []byte(c.body), want)
+			if c.err == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, c.err)
+			}
+		})
+	}
+}
+
+// TestDriveCounts drives a fake call: a count bound stops it exactly, every
+// call is a latency, and errors are counted with the first one kept.
+func TestDriveCounts(t *testing.T) {
+	var n atomic.Int64
+	l := &load{call: func(context.Context) error {
+		if n.Add(1)%10 == 0 {
+			return errors.New("every tenth")
+		}
+		return nil
+	}}
+	drive(context.Background(), l, 4, 0, 20, false)
+	assert.Equal(t, 20, l.calls)
+	assert.Zero(t, l.requests, "warm-up calls are not measured")
+	drive(context.Background(), l, 4, time.Minute, 100, true)
+	assert.Equal(t, 120, l.calls)
+	assert.Equal(t, 100, l.requests)
+	assert.Len(t, l.latencies, 100)
+	assert.Equal(t, 12, l.errors)
+	assert.Equal(t, "every tenth", l.firstError)
+	assert.Positive(t, l.elapsed)
+}
+
+func TestPercentileIsNearestRank(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		ds := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			ds[i] = time.Duration(n) * time.Millisecond
+		}
+		return ds
+	}
+	assert.Equal(t, time.Duration(0), percentile(nil, 50))
+	assert.Equal(t, 2*time.Millisecond, percentile(ms(3, 1, 2), 50))
+	assert.Equal(t, 2*time.Millisecond, percentile(ms(4, 1, 3, 2), 50), "the lower median")
+	assert.Equal(t, 10*time.Millisecond, percentile(ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 99))
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 168626: "168,626", -1234: "-1,234"} {
+		assert.Equal(t, want, thousands(n))
+	}
+}
+
+// TestRunShort runs the whole load test briefly: it builds and starts the
+// server, drives both paths with both audit kinds, and prints the table
+// with no error.
+func TestRunShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds wasmgate and starts two servers")
+	}
+	t.Chdir("../..")
+	var out bytes.Buffer
+	o := options{clients: 2, duration: 300 * time.Millisecond, maxRequests: 1000, rounds: 1, warmup: 2}
+	require.NoError(t, run(context.Background(), o, &out))
+	table := out.String()
+	assert.Contains(t, table, "| path | audit | clients | requests | errors |")
+	for _, row := range []string{
+		"| in-process pipeline | durable file | 2 | ",
+		"| HTTP via `wasmgate serve` | durable file | 2 | ",
+		"| in-process pipeline | checked and dropped | 2 | ",
+		"| HTTP via `wasmgate serve` | checked and dropped | 2 | ",
+	} {
+		i := strings.Index(table, row)
+		require.NotEqual(t, -1, i, "row %q in:\n%s", row, table)
+		cells := strings.Split(table[i:strings.IndexByte(table[i:], '\n')+i], " | ")
+		assert.Equal(t, "0", cells[4], "no errors: %s", row)
+	}
+	assert.Contains(t, table, "Target: HTTP throughput within 2x of in-process, zero errors")
+}
