@@ -6,6 +6,8 @@
 //	wasmgate run --config FILE --action NAME [--input JSON | ...]
 //	wasmgate tools add NAME@VERSION
 //	wasmgate serve [--addr HOST:PORT] [--config FILE] [--audit FILE] [flags]
+//	wasmgate tool run ID [--json] [--tools DIR] | wasmgate tool serve-stdio ID
+//	wasmgate rep --config FILE
 //	wasmgate inspect FILE
 //	wasmgate pack --manifest M.json IN.wasm -o OUT.wasm
 //	wasmgate audit verify FILE
@@ -46,6 +48,9 @@ Usage:
   wasmgate run --config FILE --action NAME [--input JSON | ...]         run an action through a registry
   wasmgate tools add NAME@VERSION                                       install and bundle an npm package of tools
   wasmgate serve [--addr 127.0.0.1:8080] [--config FILE] [--audit FILE] serve the HTTP executor protocol v1.0
+  wasmgate tool run ID [--json] [--tools DIR] [--input JSON]            run a tool by the NDJSON tool protocol v1
+  wasmgate tool serve-stdio ID [--tools DIR]                            the tool side of that protocol (NDJSON on stdout)
+  wasmgate rep --config FILE [--audit FILE]                             the JSON-RPC 2.0 runtime (flow graphs) on stdio
   wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
   wasmgate pack --manifest M.json IN.wasm -o OUT.wasm                   embed a manifest in a module
   wasmgate audit verify FILE                                            check an audit log's hash chain
@@ -91,6 +96,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.toolsCmd(ctx, rest)
 	case "serve":
 		return e.serveCmd(ctx, rest)
+	case "tool":
+		return e.toolCmd(ctx, rest)
+	case "rep":
+		return e.repCmd(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitSuccess

@@ -1,0 +1,457 @@
+// Package jsonrpc serves the JSON-RPC 2.0 runtime protocol v0.1 over a
+// stream (wasmgate rep: stdio): one request per line in, one response per
+// line out. Clients start runs of Flow IR 1.0.0 flows (package flow), poll
+// their events and cancel them; every action step of a run is one call
+// through the governed pipeline, audited with the run's trace id.
+//
+// # Methods
+//
+//	Runtime.Capabilities {version?, step_kinds?}
+//	  -> {version:"0.1.0", ir_version:"1.0.0", step_kinds:[actions..., "switch"],
+//	      limits:{concurrency, max_steps, max_retries, max_backoff_ms, max_request_bytes},
+//	      compatible, missing_step_kinds}
+//	Runtime.StartRun {ir, inputs?, options?:{run_id?, trace_id?, allow_shell?}}
+//	  -> {run_id, trace_id}
+//	Runtime.Poll {run_id, since?}
+//	  -> {run_id, trace_id, status, events, last_seq, summary, error?}
+//	Runtime.Cancel {run_id} -> {run_id, status, cancelled}
+//	Runtime.Health -> {status:"ok", version, runs_active, runs_pending, runs_running, runs_retained}
+//
+// The handshake: a client may send its protocol version and the step kinds
+// its flows use. A version of another major (for 0.y.z, another minor) is
+// refused with -32602; otherwise compatible says whether every step kind is
+// available, and missing_step_kinds lists those that are not.
+//
+// StartRun checks the whole flow before it answers (1001, 1002, 1003) and
+// returns at once; the run waits for one of the limits.concurrency slots
+// (status pending), then runs (running) until completed, failed or
+// cancelled. allow_shell:true is refused (-32602): executors run in a
+// sandbox without a shell, and a flow that asks for one would not get what
+// it expects. A run id is 1 to 128 of [A-Za-z0-9._:-]; without one, the
+// server's DefaultRunID (once), else a random UUID. The trace id is
+// options.trace_id, else DefaultTraceID, else a random UUID.
+//
+// Poll returns the events with seq > since (default 0: all of them), so
+// that polling is repeatable and a lost response loses nothing; last_seq is
+// the since of the next poll. A failed run carries error {code: 2001,
+// message, data: {step_id, attempt, retriable, reason, result?}}.
+// Finished runs are kept for polling, up to RetainedRuns of them (the oldest
+// are forgotten first: 3002).
+//
+// Cancel stops a pending or running run and answers once it has stopped;
+// cancelled says whether this call stopped it (false when it had already
+// finished).
+//
+// # Errors
+//
+//	3001   the line is not JSON (id null)
+//	-32600 not a request object, jsonrpc is not "2.0", bad method or id, a line over MaxRequestBytes
+//	-32601 unknown method
+//	-32602 invalid params (unknown fields, wrong types, allow_shell, a run id in use...)
+//	-32603 internal error
+//	1001   Flow IR version missing or not 1.0.0
+//	1002   a node type that is neither an action nor "switch" (data {step_id, type})
+//	1003   schema error (missing or duplicate ids, edges to unknown nodes, cycles, bad references)
+//	2001   a step failed (in Poll's error, not as a response error)
+//	3002   unknown run id (data {run_id})
+//
+// Batches (a JSON array of requests) are answered with an array; requests
+// without an id are notifications and get no answer. Blank lines are
+// ignored.
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/protocol/jsonrpc/flow"
+)
+
+// ProtocolVersion is the version of the runtime protocol served.
+const ProtocolVersion = "0.1.0"
+
+// Error codes.
+const (
+	CodeParseError      = 3001
+	CodeInvalidRequest  = -32600
+	CodeMethodNotFound  = -32601
+	CodeInvalidParams   = -32602
+	CodeInternalError   = -32603
+	CodeIRVersion       = 1001
+	CodeUnknownStepKind = 1002
+	CodeSchema          = 1003
+	CodeStepFailed      = 2001
+	CodeUnknownRun      = 3002
+)
+
+// Defaults.
+const (
+	DefaultConcurrency     = 4
+	DefaultMaxRequestBytes = 4 << 20
+	DefaultRetainedRuns    = 1000
+)
+
+// Config configures a Server. Pipeline is required.
+type Config struct {
+	// Pipeline runs every action step; its registry's actions are the step
+	// kinds.
+	Pipeline *pipeline.Pipeline
+	// Concurrency is how many runs execute at once (default 4); more wait.
+	Concurrency int
+	// DefaultRunID is the run id of the first run that brings none.
+	DefaultRunID string
+	// DefaultTraceID (a UUID) is the trace id of runs that bring none.
+	DefaultTraceID string
+	// DefaultFlowTimeout caps runs whose flow sets no timeout_ms (0: none).
+	DefaultFlowTimeout time.Duration
+	// MaxRequestBytes bounds a request line (default 4 MiB).
+	MaxRequestBytes int
+	// RetainedRuns is how many finished runs are kept for polling (default
+	// 1000).
+	RetainedRuns int
+	// Logger receives a line per run started and finished (default:
+	// discard).
+	Logger *slog.Logger
+}
+
+// Server serves the protocol. Use one Server for one stream.
+type Server struct {
+	cfg       Config
+	stepKinds []string
+	known     map[string]bool
+	slots     chan struct{}
+
+	mu          sync.Mutex
+	runs        map[string]*run
+	retired     []*run // finished runs, oldest first
+	defaultUsed bool
+
+	wg sync.WaitGroup
+	// runCtx is the parent of every run: Serve's context.
+	runCtx context.Context
+}
+
+var (
+	uuidPattern  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	runIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+)
+
+// NewServer checks cfg and returns a server.
+func NewServer(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Pipeline == nil:
+		return nil, errors.New("jsonrpc: Config.Pipeline is required")
+	case cfg.Concurrency < 0:
+		return nil, fmt.Errorf("jsonrpc: concurrency must be positive, got %d", cfg.Concurrency)
+	case cfg.DefaultTraceID != "" && !uuidPattern.MatchString(cfg.DefaultTraceID):
+		return nil, fmt.Errorf("jsonrpc: default trace id %q is not a UUID", cfg.DefaultTraceID)
+	case cfg.DefaultRunID != "" && !runIDPattern.MatchString(cfg.DefaultRunID):
+		return nil, fmt.Errorf("jsonrpc: default run id %q must be 1 to 128 of [A-Za-z0-9._:-]", cfg.DefaultRunID)
+	case cfg.DefaultFlowTimeout < 0:
+		return nil, fmt.Errorf("jsonrpc: default flow timeout must not be negative")
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.RetainedRuns <= 0 {
+		cfg.RetainedRuns = DefaultRetainedRuns
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		cfg:    cfg,
+		slots:  make(chan struct{}, cfg.Concurrency),
+		runs:   map[string]*run{},
+		known:  map[string]bool{},
+		runCtx: context.Background(),
+	}
+	s.stepKinds = append(cfg.Pipeline.Registry().Actions(), flow.SwitchKind)
+	for _, k := range s.stepKinds {
+		s.known[k] = true
+	}
+	return s, nil
+}
+
+// line is one request line read, or the sign that it was too long.
+type line struct {
+	b       []byte
+	tooLong bool
+}
+
+// Serve answers the requests read from r on w until r ends, then waits for
+// the runs still pending or running to finish and returns nil. When ctx is
+// done first, the runs are cancelled and Serve returns ctx.Err() once they
+// have stopped.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	s.runCtx = ctx
+	lines := make(chan line)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		readErr <- readLines(r, s.cfg.MaxRequestBytes, func(l line) bool {
+			select {
+			case lines <- l:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	out := bufio.NewWriter(w)
+	for {
+		select {
+		case <-ctx.Done():
+			s.wg.Wait() // runs derive from ctx: they are stopping
+			return ctx.Err()
+		case l, ok := <-lines:
+			if !ok {
+				if err := <-readErr; err != nil {
+					s.cfg.Logger.Error("reading requests", "err", err)
+				}
+				s.wg.Wait()
+				return nil
+			}
+			resp := s.handleLine(ctx, l)
+			if resp == nil {
+				continue
+			}
+			out.Write(resp)
+			out.WriteByte('\n')
+			if err := out.Flush(); err != nil {
+				s.wg.Wait()
+				return fmt.Errorf("writing a response: %w", err)
+			}
+		}
+	}
+}
+
+// readLines calls deliver with every line of r (without its newline) until
+// r ends or deliver returns false. A line longer than limit is delivered as
+// tooLong, without its bytes.
+func readLines(r io.Reader, limit int, deliver func(line) bool) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		var buf []byte
+		tooLong := false
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			if !tooLong && len(buf)+len(chunk) > limit+2 { // +2: a CRLF
+				tooLong, buf = true, nil
+			}
+			if !tooLong {
+				buf = append(buf, chunk...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		buf = bytes.TrimRight(buf, "\r\n")
+		if len(buf) > limit {
+			tooLong, buf = true, nil
+		}
+		if len(buf) > 0 || tooLong {
+			if !deliver(line{b: buf, tooLong: tooLong}) {
+				return nil
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// Wire types.
+
+type request struct {
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+	// notification: the request has no id and gets no response.
+	notification bool
+}
+
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func errorf(code int, format string, args ...any) *rpcError {
+	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+var null = json.RawMessage("null")
+
+// handleLine answers one line: nil when there is nothing to answer.
+func (s *Server) handleLine(ctx context.Context, l line) []byte {
+	if l.tooLong {
+		return encodeResponse(&response{ID: null, Error: errorf(CodeInvalidRequest, "request line exceeds %d bytes", s.cfg.MaxRequestBytes)})
+	}
+	b := bytes.TrimSpace(l.b)
+	if len(b) == 0 {
+		return nil
+	}
+	if !json.Valid(b) {
+		var v any
+		err := json.Unmarshal(b, &v)
+		return encodeResponse(&response{ID: null, Error: errorf(CodeParseError, "parse error: %v", err)})
+	}
+	if b[0] != '[' {
+		resp := s.handleMessage(ctx, b)
+		if resp == nil {
+			return nil
+		}
+		return encodeResponse(resp)
+	}
+	var batch []json.RawMessage
+	_ = json.Unmarshal(b, &batch)
+	if len(batch) == 0 {
+		return encodeResponse(&response{ID: null, Error: errorf(CodeInvalidRequest, "empty batch")})
+	}
+	var resps []*response
+	for _, m := range batch {
+		if resp := s.handleMessage(ctx, m); resp != nil {
+			resps = append(resps, resp)
+		}
+	}
+	if len(resps) == 0 {
+		return nil
+	}
+	for _, r := range resps {
+		r.JSONRPC = "2.0"
+	}
+	return marshal(resps)
+}
+
+func encodeResponse(r *response) []byte {
+	r.JSONRPC = "2.0"
+	return marshal(r)
+}
+
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only a result that cannot be encoded gets here.
+		b.Reset()
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%q}}`, CodeInternalError, "encoding the response: "+err.Error())
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// handleMessage answers one request object: nil for a notification.
+func (s *Server) handleMessage(ctx context.Context, raw json.RawMessage) *response {
+	req, rerr := parseRequest(raw)
+	if rerr != nil && req.notification && rerr.Code == CodeInvalidParams {
+		return nil // a notification is never answered, even when wrong
+	}
+	if rerr != nil {
+		id := null
+		if req.ID != nil {
+			id = req.ID
+		}
+		return &response{ID: id, Error: rerr}
+	}
+	result, rerr := s.dispatch(ctx, req)
+	if req.notification {
+		return nil
+	}
+	if rerr != nil {
+		return &response{ID: req.ID, Error: rerr}
+	}
+	return &response{ID: req.ID, Result: result}
+}
+
+// parseRequest checks the envelope. On error, req.ID is the request's id
+// when it could be read.
+func parseRequest(raw json.RawMessage) (request, *rpcError) {
+	var req request
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return req, errorf(CodeInvalidRequest, "a request is a JSON object")
+	}
+	id, hasID := m["id"]
+	if hasID {
+		switch t := firstByte(id); {
+		case t == '"' || t == '-' || (t >= '0' && t <= '9') || string(id) == "null":
+			req.ID = id
+		default:
+			return req, errorf(CodeInvalidRequest, "id must be a string, a number or null")
+		}
+	} else {
+		req.notification = true
+	}
+	var version string
+	if err := json.Unmarshal(m["jsonrpc"], &version); err != nil || version != "2.0" {
+		return req, errorf(CodeInvalidRequest, `jsonrpc must be "2.0"`)
+	}
+	if err := json.Unmarshal(m["method"], &req.Method); err != nil || req.Method == "" {
+		return req, errorf(CodeInvalidRequest, "method must be a non-empty string")
+	}
+	if p, ok := m["params"]; ok && string(p) != "null" {
+		if firstByte(p) != '{' {
+			return req, errorf(CodeInvalidParams, "params must be an object (parameters by name)")
+		}
+		req.Params = p
+	}
+	return req, nil
+}
+
+func firstByte(b []byte) byte {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
+// decodeParams decodes p into dst, refusing unknown fields.
+func decodeParams(p json.RawMessage, dst any) *rpcError {
+	if len(p) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(p))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	return nil
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,427 @@
+package jsonrpc_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/protocol/jsonrpc"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// fakeExecutor is an executor written in Go, so that every outcome is at
+// hand without a Wasm module.
+type fakeExecutor struct {
+	id  string
+	run func(ctx context.Context, in runtime.Input) (runtime.Outcome, error)
+}
+
+func (f fakeExecutor) Manifest() runtime.Manifest {
+	return runtime.Manifest{ExecutorID: f.id, Version: "1.0.0", Limits: runtime.DefaultLimits}
+}
+func (f fakeExecutor) ModuleDigest() string { return strings.Repeat("0", 64) }
+func (f fakeExecutor) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+	return f.run(ctx, in)
+}
+
+func echo(_ context.Context, in runtime.Input) (runtime.Outcome, error) {
+	return runtime.Outcome{Kind: runtime.Completed, Output: in.Bytes}, nil
+}
+
+func hang(ctx context.Context, _ runtime.Input) (runtime.Outcome, error) {
+	<-ctx.Done()
+	return runtime.Outcome{}, ctx.Err()
+}
+
+func outcome(kind runtime.OutcomeKind) func(context.Context, runtime.Input) (runtime.Outcome, error) {
+	return func(context.Context, runtime.Input) (runtime.Outcome, error) {
+		return runtime.Outcome{Kind: kind, Message: kind.String()}, nil
+	}
+}
+
+// registry routes "act.NAME" to each executor NAME.
+func registry(t *testing.T, execs map[string]func(context.Context, runtime.Input) (runtime.Outcome, error)) *pipeline.Registry {
+	t.Helper()
+	reg := pipeline.NewRegistry()
+	for name, run := range execs {
+		require.NoError(t, reg.AddExecutor(name, fakeExecutor{id: name, run: run}))
+		require.NoError(t, reg.AddAction("act."+name, pipeline.Route{Executor: name, Version: "*"}))
+	}
+	return reg
+}
+
+// session is a Server serving over pipes.
+type session struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	lines  chan string
+	served chan error
+	cancel context.CancelFunc
+	id     int
+}
+
+func serve(t *testing.T, cfg jsonrpc.Config) *session {
+	t.Helper()
+	srv, err := jsonrpc.NewServer(cfg)
+	require.NoError(t, err)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &session{t: t, in: inW, lines: make(chan string, 16), served: make(chan error, 1), cancel: cancel}
+	go func() {
+		err := srv.Serve(ctx, inR, outW)
+		outW.Close()
+		s.served <- err
+	}()
+	go func() {
+		defer close(s.lines)
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+	})
+	return s
+}
+
+func (s *session) write(line string) {
+	s.t.Helper()
+	_, err := io.WriteString(s.in, line+"\n")
+	require.NoError(s.t, err)
+}
+
+func (s *session) next() map[string]any {
+	s.t.Helper()
+	select {
+	case l, ok := <-s.lines:
+		require.True(s.t, ok, "the server closed its output")
+		var m map[string]any
+		require.NoError(s.t, json.Unmarshal([]byte(l), &m), l)
+		return m
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("no response")
+	}
+	return nil
+}
+
+// call sends a request and returns its result, or its error object.
+func (s *session) call(method string, params any) (result, rpcErr map[string]any) {
+	s.t.Helper()
+	s.id++
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
+	require.NoError(s.t, err)
+	s.write(string(b))
+	m := s.next()
+	require.Equal(s.t, float64(s.id), m["id"])
+	r, _ := m["result"].(map[string]any)
+	e, _ := m["error"].(map[string]any)
+	return r, e
+}
+
+func (s *session) result(method string, params any) map[string]any {
+	s.t.Helper()
+	r, e := s.call(method, params)
+	require.Nil(s.t, e)
+	return r
+}
+
+// finish polls a run until it has finished.
+func (s *session) finish(id string) map[string]any {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p := s.result("Runtime.Poll", map[string]any{"run_id": id})
+		switch p["status"] {
+		case "completed", "failed", "cancelled":
+			return p
+		}
+		require.True(s.t, time.Now().Before(deadline), "run %s is still %s", id, p["status"])
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func oneStep(kind string, extra string) map[string]any {
+	return map[string]any{"ir": json.RawMessage(`{"version":"1.0.0","graph":{"nodes":[{"id":"a","type":"` + kind + `","with":{"x":1}` + extra + `}]}}`)}
+}
+
+func TestRetriableVerdicts(t *testing.T) {
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){
+		"failed":  outcome(runtime.Failed),
+		"timeout": outcome(runtime.Timeout),
+		"fuel":    outcome(runtime.FuelExhausted),
+		"memory":  outcome(runtime.MemoryExhausted),
+		"notjson": outcome(runtime.OutputNotJSON),
+		"engine": func(context.Context, runtime.Input) (runtime.Outcome, error) {
+			return runtime.Outcome{}, errors.New("engine broke")
+		},
+	})
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink())})
+	tests := []struct {
+		kind      string
+		attempt   float64
+		retriable bool
+		codes     []any
+	}{
+		{"act.failed", 3, true, []any{"EXECUTOR_EXCEPTION"}},
+		{"act.notjson", 3, true, []any{"EXECUTOR_EXCEPTION", "OUTPUT_NOT_JSON"}},
+		{"act.timeout", 3, true, []any{"EXECUTOR_TIMEOUT"}},
+		{"act.engine", 3, true, []any{"EXECUTOR_EXCEPTION"}},
+		{"act.fuel", 1, false, []any{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}},
+		{"act.memory", 1, false, []any{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			r := s.result("Runtime.StartRun", oneStep(tt.kind, `,"retry":{"max":2}`))
+			p := s.finish(r["run_id"].(string))
+			require.Equal(t, "failed", p["status"])
+			e := p["error"].(map[string]any)
+			assert.Equal(t, float64(2001), e["code"])
+			data := e["data"].(map[string]any)
+			assert.Equal(t, "a", data["step_id"])
+			assert.Equal(t, tt.attempt, data["attempt"])
+			assert.Equal(t, tt.retriable, data["retriable"])
+			assert.Equal(t, tt.codes, data["result"].(map[string]any)["reason_codes"])
+		})
+	}
+}
+
+// brokenSink refuses every record.
+type brokenSink struct{}
+
+func (brokenSink) Append(context.Context, audit.Record) (audit.Record, error) {
+	return audit.Record{}, errors.New("disk full")
+}
+func (brokenSink) Close() error { return nil }
+
+func TestAuditFailureIsNotRetried(t *testing.T) {
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, brokenSink{})})
+	r := s.result("Runtime.StartRun", oneStep("act.echo", `,"retry":{"max":2}`))
+	p := s.finish(r["run_id"].(string))
+	require.Equal(t, "failed", p["status"])
+	data := p["error"].(map[string]any)["data"].(map[string]any)
+	assert.Equal(t, float64(1), data["attempt"])
+	assert.Equal(t, false, data["retriable"])
+	assert.Equal(t, []any{"AUDIT_LOG_FAILED"}, data["result"].(map[string]any)["reason_codes"])
+	// No output of a step whose record was not written.
+	assert.Equal(t, map[string]any{}, p["summary"].(map[string]any)["outputs"])
+}
+
+func TestFlakyStepRecovers(t *testing.T) {
+	var calls atomic.Int32
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){
+		"flaky": func(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+			if calls.Add(1) == 1 {
+				return runtime.Outcome{Kind: runtime.Failed, Message: "first time"}, nil
+			}
+			return echo(ctx, in)
+		},
+	})
+	sink := audit.NewMemorySink()
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, sink)})
+	r := s.result("Runtime.StartRun", oneStep("act.flaky", `,"retry":{"max":1,"backoff_ms":1}`))
+	p := s.finish(r["run_id"].(string))
+	require.Equal(t, "completed", p["status"])
+	sum := p["summary"].(map[string]any)
+	assert.Equal(t, float64(2), sum["attempts"])
+	assert.Equal(t, float64(0), sum["steps_failed"])
+	assert.Equal(t, map[string]any{"a": map[string]any{"x": float64(1)}}, sum["outputs"])
+	var statuses []string
+	for _, rec := range sink.Records() {
+		assert.Equal(t, r["trace_id"], rec.TraceID)
+		statuses = append(statuses, rec.Status)
+	}
+	assert.Equal(t, []string{"FAILED", "SUCCESS"}, statuses)
+}
+
+func TestRequestLines(t *testing.T) {
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink()), MaxRequestBytes: 100})
+	s.write(`{"jsonrpc":"2.0","id":1,"method":"Runtime.Health","params":{"pad":"` + strings.Repeat("x", 200) + `"}}`)
+	m := s.next()
+	assert.Nil(t, m["id"])
+	assert.Equal(t, map[string]any{"code": float64(-32600), "message": "request line exceeds 100 bytes"}, m["error"])
+	// The session goes on; CRLF line ends are accepted.
+	s.write("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"Runtime.Health\"}\r")
+	assert.Equal(t, float64(2), s.next()["id"])
+	// A last line without a newline is answered before the end.
+	io.WriteString(s.in, `{"jsonrpc":"2.0","id":3,"method":"Runtime.Health"}`)
+	s.in.Close()
+	assert.Equal(t, float64(3), s.next()["id"])
+	require.NoError(t, <-s.served)
+}
+
+func TestRetainedRuns(t *testing.T) {
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink()), RetainedRuns: 2})
+	var ids []string
+	for range 3 {
+		r := s.result("Runtime.StartRun", oneStep("act.echo", ""))
+		ids = append(ids, r["run_id"].(string))
+		s.finish(ids[len(ids)-1])
+	}
+	_, e := s.call("Runtime.Poll", map[string]any{"run_id": ids[0]})
+	assert.Equal(t, float64(3002), e["code"])
+	assert.Equal(t, "completed", s.finish(ids[1])["status"])
+	h := s.result("Runtime.Health", nil)
+	assert.Equal(t, float64(2), h["runs_retained"])
+	// A forgotten run's id may be used again.
+	r := s.result("Runtime.StartRun", map[string]any{"ir": oneStep("act.echo", "")["ir"], "options": map[string]any{"run_id": ids[0]}})
+	assert.Equal(t, ids[0], r["run_id"])
+}
+
+func TestDefaultRunID(t *testing.T) {
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
+	t.Run("first run without an id", func(t *testing.T) {
+		s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink()), DefaultRunID: "parent-run"})
+		assert.Equal(t, "parent-run", s.result("Runtime.StartRun", oneStep("act.echo", ""))["run_id"])
+		assert.NotEqual(t, "parent-run", s.result("Runtime.StartRun", oneStep("act.echo", ""))["run_id"])
+	})
+	t.Run("taken by the client", func(t *testing.T) {
+		s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink()), DefaultRunID: "parent-run"})
+		params := oneStep("act.echo", "")
+		params["options"] = map[string]any{"run_id": "parent-run"}
+		assert.Equal(t, "parent-run", s.result("Runtime.StartRun", params)["run_id"])
+		assert.NotEqual(t, "parent-run", s.result("Runtime.StartRun", oneStep("act.echo", ""))["run_id"])
+	})
+}
+
+func TestNotificationStartsARun(t *testing.T) {
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink())})
+	s.write(`{"jsonrpc":"2.0","method":"Runtime.StartRun","params":{"ir":{"version":"1.0.0","graph":{"nodes":[{"id":"a","type":"act.echo"}]}},"options":{"run_id":"quiet"}}}`)
+	s.write(`{"jsonrpc":"2.0","method":"Runtime.StartRun","params":["wrong"]}`)
+	assert.Equal(t, "completed", s.finish("quiet")["status"])
+}
+
+func TestServeCancelledStopsRuns(t *testing.T) {
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"hang": hang})
+	sink := audit.NewMemorySink()
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, sink)})
+	id := s.result("Runtime.StartRun", oneStep("act.hang", ""))["run_id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	// Once its step has started, the step is audited whatever happens.
+	for len(s.result("Runtime.Poll", map[string]any{"run_id": id})["events"].([]any)) < 2 {
+		require.True(t, time.Now().Before(deadline))
+		time.Sleep(2 * time.Millisecond)
+	}
+	s.cancel()
+	select {
+	case err := <-s.served:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+	// The interrupted step was audited before Serve returned.
+	recs := sink.Records()
+	require.Len(t, recs, 1)
+	assert.Equal(t, "BLOCKED", recs[0].Status)
+	assert.Equal(t, []string{"EXECUTOR_TIMEOUT"}, recs[0].ReasonCodes)
+}
+
+func TestConcurrencyLimit(t *testing.T) {
+	var inFlight, most atomic.Int32
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){
+		"busy": func(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+			return echo(ctx, in)
+		},
+	})
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink()), Concurrency: 3})
+	assert.Equal(t, float64(3), s.result("Runtime.Capabilities", nil)["limits"].(map[string]any)["concurrency"])
+	var ids []string
+	for range 12 {
+		ids = append(ids, s.result("Runtime.StartRun", oneStep("act.busy", ""))["run_id"].(string))
+	}
+	for _, id := range ids {
+		assert.Equal(t, "completed", s.finish(id)["status"])
+	}
+	assert.LessOrEqual(t, most.Load(), int32(3))
+}
+
+func TestPollSince(t *testing.T) {
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink())})
+	id := s.result("Runtime.StartRun", oneStep("act.echo", ""))["run_id"].(string)
+	all := s.finish(id)
+	events := all["events"].([]any)
+	last := all["last_seq"].(float64)
+	require.Equal(t, float64(len(events)), last)
+	tail := s.result("Runtime.Poll", map[string]any{"run_id": id, "since": 2})["events"].([]any)
+	assert.Equal(t, events[2:], tail)
+	assert.Equal(t, []any{}, s.result("Runtime.Poll", map[string]any{"run_id": id, "since": last + 5})["events"])
+	_, e := s.call("Runtime.Poll", map[string]any{"run_id": id, "since": -1})
+	assert.Equal(t, float64(-32602), e["code"])
+}
+
+func TestNewServerRefuses(t *testing.T) {
+	p := pipeline.New(pipeline.NewRegistry(), audit.NewDiscardSink())
+	for _, tt := range []struct {
+		cfg jsonrpc.Config
+		msg string
+	}{
+		{jsonrpc.Config{}, "Config.Pipeline is required"},
+		{jsonrpc.Config{Pipeline: p, Concurrency: -1}, "concurrency must be positive"},
+		{jsonrpc.Config{Pipeline: p, DefaultTraceID: "x"}, `default trace id "x" is not a UUID`},
+		{jsonrpc.Config{Pipeline: p, DefaultRunID: "a b"}, `default run id "a b" must be`},
+		{jsonrpc.Config{Pipeline: p, DefaultFlowTimeout: -time.Second}, "default flow timeout must not be negative"},
+	} {
+		_, err := jsonrpc.NewServer(tt.cfg)
+		assert.ErrorContains(t, err, tt.msg)
+	}
+}
+
+// TestHammer interleaves starts, polls and cancels with runs executing and
+// waiting at once, for the race detector.
+func TestHammer(t *testing.T) {
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo, "hang": hang})
+	sink := audit.NewMemorySink()
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, sink), Concurrency: 2})
+	var ids []string
+	for i := range 20 {
+		kind := "act.echo"
+		if i%4 == 0 {
+			kind = "act.hang"
+		}
+		ids = append(ids, s.result("Runtime.StartRun", oneStep(kind, ""))["run_id"].(string))
+		s.result("Runtime.Health", nil)
+	}
+	for i, id := range ids {
+		if i%4 == 0 {
+			r := s.result("Runtime.Cancel", map[string]any{"run_id": id})
+			assert.Equal(t, "cancelled", r["status"], fmt.Sprint(r))
+		}
+	}
+	for i, id := range ids {
+		want := "completed"
+		if i%4 == 0 {
+			want = "cancelled"
+		}
+		assert.Equal(t, want, s.finish(id)["status"])
+	}
+	s.in.Close()
+	require.NoError(t, <-s.served)
+}

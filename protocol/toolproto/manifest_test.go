@@ -1,0 +1,162 @@
+package toolproto
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// baseManifest is a valid manifest of tool "fake", whose entry is tool.js.
+const baseManifest = `{"manifestVersion":1,"id":"fake","version":"1.0.0","name":"Fake","description":"A tool for tests.","runtime":"js","entry":"tool.js"}`
+
+// manifestWith is baseManifest with fields set (null removes one).
+func manifestWith(t *testing.T, fields string) []byte {
+	t.Helper()
+	var m, over map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(baseManifest), &m))
+	require.NoError(t, json.Unmarshal([]byte(fields), &over))
+	for k, v := range over {
+		if string(v) == "null" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	raw, err := json.Marshal(m)
+	require.NoError(t, err)
+	return raw
+}
+
+// writeTool lays out dir/<sub>/manifest.json (baseManifest with fields)
+// beside a tool.js, and returns the manifest's path.
+func writeTool(t *testing.T, dir, sub, fields string) string {
+	t.Helper()
+	d := filepath.Join(dir, sub)
+	require.NoError(t, os.MkdirAll(d, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(d, "tool.js"), []byte("export function execute() { return 1; }\n"), 0o644))
+	path := filepath.Join(d, ManifestFile)
+	require.NoError(t, os.WriteFile(path, manifestWith(t, fields), 0o644))
+	return path
+}
+
+func TestParseManifest(t *testing.T) {
+	dir := t.TempDir()
+	path := writeTool(t, dir, "fake", `{"requiredConfig":["apiKey"],"optionalConfig":["region"],"timeoutMs":5000,"tags":["text"]}`)
+	m, err := LoadManifest(path)
+	require.NoError(t, err)
+	assert.Equal(t, &Manifest{
+		ManifestVersion: 1, ID: "fake", Version: "1.0.0", Name: "Fake", Description: "A tool for tests.",
+		Runtime: RuntimeJS, Entry: "tool.js", RequiredConfig: []string{"apiKey"}, OptionalConfig: []string{"region"},
+		TimeoutMs: 5000, Tags: []string{"text"}, File: path,
+	}, m)
+	assert.Equal(t, filepath.Join(dir, "fake", "tool.js"), m.EntryPath())
+}
+
+func TestManifestErrors(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "module.wasm"), []byte("\x00asm\x01\x00\x00\x00"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "a-dir.js"), 0o755))
+	for _, tt := range []struct {
+		name   string
+		fields string
+		field  string
+		msg    string
+	}{
+		{"manifestVersion 2", `{"manifestVersion":2}`, "manifestVersion", "must be 1, not 2"},
+		{"manifestVersion missing", `{"manifestVersion":null}`, "manifestVersion", "is required"},
+		{"manifestVersion a string", `{"manifestVersion":"1"}`, "manifestVersion", `must be a whole number, not "1"`},
+		{"id missing", `{"id":null}`, "id", "is required"},
+		{"id not kebab-case", `{"id":"Fake_Tool"}`, "id", `"Fake_Tool" is not kebab-case (lowercase letters and digits in words joined by "-", starting with a letter)`},
+		{"id with a double dash", `{"id":"fake--tool"}`, "id", `"fake--tool" is not kebab-case (lowercase letters and digits in words joined by "-", starting with a letter)`},
+		{"id not the directory", `{"id":"other"}`, "id", `"other" must equal the name of the manifest's directory, "fake"`},
+		{"id a number", `{"id":7}`, "id", "must be a string, not 7"},
+		{"version not semver", `{"version":"1.0"}`, "version", `"1.0" is not a semantic version X.Y.Z`},
+		{"name empty", `{"name":" "}`, "name", "must not be empty"},
+		{"description missing", `{"description":null}`, "description", "is required"},
+		{"runtime unknown", `{"runtime":"python"}`, "runtime", `must be "wasm" or "js", not "python"`},
+		{"entry missing", `{"entry":null}`, "entry", "is required"},
+		{"entry absolute", `{"entry":"/tool.js"}`, "entry", `"/tool.js" must be a path relative to the manifest's directory`},
+		{"entry of another runtime", `{"entry":"../module.wasm"}`, "entry", `"../module.wasm" does not end in .js .mjs .cjs .ts .mts .cts, as a js tool's entry must`},
+		{"wasm entry not .wasm", `{"runtime":"wasm"}`, "entry", `"tool.js" does not end in .wasm, as a wasm tool's entry must`},
+		{"entry not there", `{"entry":"gone.ts"}`, "entry", filepath.Join(dir, "fake", "gone.ts") + " does not exist"},
+		{"entry a directory", `{"entry":"../a-dir.js"}`, "entry", filepath.Join(dir, "a-dir.js") + " is not a file"},
+		{"requiredConfig not a list", `{"requiredConfig":"apiKey"}`, "requiredConfig", `must be a list of strings, not "apiKey"`},
+		{"requiredConfig twice", `{"requiredConfig":["a","a"]}`, "requiredConfig", `"a" is listed twice`},
+		{"optionalConfig empty key", `{"optionalConfig":[""]}`, "optionalConfig", "item 0 is empty"},
+		{"optionalConfig also required", `{"requiredConfig":["a"],"optionalConfig":["a"]}`, "optionalConfig", `"a" is in requiredConfig too`},
+		{"timeoutMs zero", `{"timeoutMs":0}`, "timeoutMs", "must be a positive number of milliseconds, not 0"},
+		{"timeoutMs fractional", `{"timeoutMs":1.5}`, "timeoutMs", "must be a whole number, not 1.5"},
+		{"tags of numbers", `{"tags":[1]}`, "tags", "must be a list of strings, not [1]"},
+		{"unknown field", `{"requiredconfig":["a"]}`, "requiredconfig",
+			"unknown field (a manifest has manifestVersion, id, version, name, description, runtime, entry, requiredConfig, optionalConfig, timeoutMs, tags)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeTool(t, dir, "fake", tt.fields)
+			_, err := LoadManifest(path)
+			var merr *ManifestError
+			require.ErrorAs(t, err, &merr)
+			assert.Equal(t, &ManifestError{File: path, Field: tt.field, Msg: tt.msg}, merr)
+			assert.Equal(t, path+": "+tt.field+": "+tt.msg, err.Error())
+		})
+	}
+	t.Run("not an object", func(t *testing.T) {
+		_, err := ParseManifest("x/fake/manifest.json", []byte(`[1]`))
+		assert.EqualError(t, err, "x/fake/manifest.json: not a JSON object")
+	})
+}
+
+func TestMissingConfig(t *testing.T) {
+	m := &Manifest{RequiredConfig: []string{"a", "b", "c"}}
+	assert.Equal(t, []string{"a", "b", "c"}, m.MissingConfig(nil))
+	assert.Equal(t, []string{"b"}, m.MissingConfig(json.RawMessage(`{"a":"","b":null,"c":0,"d":1}`)))
+	assert.Empty(t, m.MissingConfig(json.RawMessage(`{"a":1,"b":2,"c":3}`)))
+}
+
+func TestDiscover(t *testing.T) {
+	dir := t.TempDir()
+	good := writeTool(t, dir, "fake", `{}`)
+	writeTool(t, dir, "nested/deeper/slug", `{"id":"slug"}`)
+	bad := writeTool(t, dir, "broken", `{"id":"broken","runtime":"python"}`)
+	dupA := writeTool(t, dir, "a/twin", `{"id":"twin"}`)
+	dupB := writeTool(t, dir, "b/twin", `{"id":"twin"}`)
+	// Never looked at: node_modules and hidden directories.
+	writeTool(t, dir, "fake/node_modules/dep", `{"manifestVersion":9}`)
+	writeTool(t, dir, ".cache/old", `{"manifestVersion":9}`)
+
+	c, err := Discover(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"fake", "slug"}, c.IDs())
+	require.Len(t, c.Problems(), 3)
+	assert.Equal(t, dupA+`: id: "twin" is declared by `+dupB+" too", c.Problems()[0].Error())
+	assert.Equal(t, dupB+`: id: "twin" is declared by `+dupA+" too", c.Problems()[1].Error())
+	assert.Equal(t, bad+`: runtime: must be "wasm" or "js", not "python"`, c.Problems()[2].Error())
+
+	m, err := c.Lookup("fake")
+	require.NoError(t, err)
+	assert.Equal(t, good, m.File)
+
+	_, err = c.Lookup("broken")
+	assert.EqualError(t, err, bad+`: runtime: must be "wasm" or "js", not "python"`)
+	_, err = c.Lookup("twin")
+	assert.EqualError(t, err, dupA+`: id: "twin" is declared by `+dupB+" too")
+
+	_, err = c.Lookup("nope")
+	require.ErrorIs(t, err, ErrToolNotFound)
+	assert.EqualError(t, err, `no manifest in `+dir+` declares tool "nope" (tools there: fake, slug)`)
+}
+
+func TestDiscoverWithoutADirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tools")
+	_, err := Discover(dir)
+	require.ErrorIs(t, err, ErrToolNotFound)
+	assert.EqualError(t, err, "the tools directory "+dir+" does not exist")
+
+	require.NoError(t, os.WriteFile(dir, nil, 0o644))
+	_, err = Discover(dir)
+	require.ErrorIs(t, err, ErrToolNotFound)
+	assert.EqualError(t, err, "the tools directory "+dir+" is not a directory")
+}
