@@ -80,6 +80,7 @@ func QuickJSGlue() Glue {
 			{Name: "qjs_set_prop_string", Params: i32s(3), Results: i32},
 			{Name: "qjs_throw", Params: i32s(1), Results: i32},
 			{Name: "qjs_run_gc"},
+			{Name: "qjs_new_host_function", Params: i32s(3), Results: i32},
 		},
 	}
 }
@@ -165,16 +166,102 @@ func hostModuleLoad(ctx context.Context, caller Instance, stack []uint64) {
 	stack[0] = uint64(ptr)
 }
 
-// hostCall refuses every host function: tools reach nothing outside the
-// engine.
+// JSHostFunction is the behaviour behind a host function of the engine (a
+// JavaScript function made by qjs_new_host_function, dispatched by name):
+// it gets the call's arguments as strings and returns a string, or an error
+// that the engine throws as an Error carrying its text.
+//
+// The ctx it gets carries neither the host functions nor the modules of the
+// calling engine, so that nothing it runs (another tool, through the
+// pipeline) inherits them.
+type JSHostFunction func(ctx context.Context, args []string) (string, error)
+
+// JSHostFunctions are host functions by name.
+type JSHostFunctions map[string]JSHostFunction
+
+type jsHostFunctionsKey struct{}
+
+// WithJSHostFunctions returns ctx carrying the behaviour of the host
+// functions an execution may call. Without them (every tool), host_call
+// refuses every call.
+func WithJSHostFunctions(ctx context.Context, fns JSHostFunctions) context.Context {
+	return context.WithValue(ctx, jsHostFunctionsKey{}, fns)
+}
+
+func jsHostFunctionsFrom(ctx context.Context) JSHostFunctions {
+	m, _ := ctx.Value(jsHostFunctionsKey{}).(JSHostFunctions)
+	return m
+}
+
+// maxHostFunctionName bounds the names host_call reads.
+const maxHostFunctionName = 256
+
+// maxHostArgs bounds the arguments of one host function call.
+const maxHostArgs = 16
+
+// hostCall runs the host function the engine names, when ctx carries one of
+// that name (see WithJSHostFunctions), and refuses the call otherwise: tools
+// reach nothing outside the engine. Its arguments are borrowed from the
+// engine's trampoline; the string value it returns is handed over to it.
 func hostCall(ctx context.Context, caller Instance, stack []uint64) {
 	vm := jsVM{caller}
+	namePtr, nameLen, argc, argv := uint32(stack[0]), uint32(stack[1]), uint32(stack[3]), uint32(stack[4])
+	stack[0] = 0
 	name := "?"
-	if b, ok := caller.Memory().Read(uint32(stack[0]), min(uint32(stack[1]), 256)); ok {
+	if b, ok := caller.Memory().Read(namePtr, min(nameLen, maxHostFunctionName)); ok {
 		name = string(b)
 	}
-	vm.throw(ctx, fmt.Sprintf("host function %q is not available: tools cannot call the host", name))
-	stack[0] = 0
+	fn, ok := jsHostFunctionsFrom(ctx)[name]
+	if !ok || nameLen > maxHostFunctionName {
+		vm.throw(ctx, fmt.Sprintf("host function %q is not available: tools cannot call the host", name))
+		return
+	}
+	if argc > maxHostArgs {
+		vm.throw(ctx, fmt.Sprintf("host function %q: %d arguments, at most %d", name, argc, maxHostArgs))
+		return
+	}
+	args := make([]string, argc)
+	for i := range argc {
+		p, ok := ReadUint32(caller.Memory(), argv+4*i)
+		if !ok {
+			panic(&GuestError{Msg: "host_call: argument vector outside memory"})
+		}
+		s, n, ok, err := vm.readString(ctx, p, maxState)
+		if err != nil {
+			panic(err)
+		}
+		if !ok {
+			vm.throw(ctx, fmt.Sprintf("host function %q: argument %d is %d bytes, at most %d", name, i, n, maxState))
+			return
+		}
+		args[i] = string(s)
+	}
+	out, err := fn(WithJSModules(WithJSHostFunctions(ctx, nil), nil), args)
+	if err != nil {
+		vm.throw(ctx, fmt.Sprintf("%s: %v", name, err))
+		return
+	}
+	stack[0] = uint64(vm.mustString(ctx, out))
+}
+
+// newHostFunction makes the JavaScript function that calls the host
+// function name through host_call.
+func (vm jsVM) newHostFunction(ctx context.Context, name string) (uint32, error) {
+	p, err := vm.alloc(ctx, []byte(name))
+	if err != nil {
+		return 0, err
+	}
+	f, err := vm.call(ctx, "qjs_new_host_function", uint64(p), uint64(len(name)), 0)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := vm.call(ctx, "free", uint64(p)); err != nil {
+		return 0, err
+	}
+	if f == 0 {
+		return 0, errEngineOutOfMemory
+	}
+	return f, vm.checkException(ctx, f)
 }
 
 // jsVM drives one engine instance through its exports.
@@ -426,6 +513,39 @@ func (vm jsVM) drainJobs(ctx context.Context) error {
 	}
 }
 
+// boot initializes a fresh engine and evaluates the prelude, leaving the
+// handles of its first functions in fns (load, run, take, script, main, in
+// that order), and returns the handle of undefined.
+func (vm jsVM) boot(ctx context.Context, fns ...*uint32) (undefined uint32, err error) {
+	if _, err := vm.call(ctx, ExportInitialize); err != nil {
+		return 0, err
+	}
+	if r, err := vm.call(ctx, "qjs_init"); err != nil || r != 0 {
+		return 0, errors.Join(err, fmt.Errorf("quickjs: qjs_init returned %d", int32(r)))
+	}
+	for _, setting := range []string{"qjs_set_module_loader", "qjs_set_interrupt_handler"} {
+		if _, err := vm.call(ctx, setting, 1); err != nil {
+			return 0, err
+		}
+	}
+	if undefined, err = vm.call(ctx, "qjs_get_undefined"); err != nil {
+		return 0, err
+	}
+	all, err := vm.eval(ctx, quickJSPrelude, "wasmgate:prelude", evalGlobal)
+	if err != nil {
+		return 0, fmt.Errorf("quickjs: the prelude failed: %w", err)
+	}
+	for i, p := range fns {
+		if *p, err = vm.call(ctx, "qjs_get_prop_uint32", uint64(all), uint64(i)); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := vm.call(ctx, "qjs_free_value", uint64(all)); err != nil {
+		return 0, err
+	}
+	return undefined, nil
+}
+
 // JSTool is a tool as the glue loads it.
 type JSTool struct {
 	// Name is the module name of the bundle (shown in stack traces).
@@ -486,33 +606,10 @@ func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, 
 	return func(ctx context.Context, inst Instance) ([]byte, error) {
 		vm := jsVM{inst}
 		ctx = WithJSModules(ctx, JSModules{tool.Name: tool.Source})
-		if _, err := vm.call(ctx, ExportInitialize); err != nil {
-			return nil, err
-		}
-		if r, err := vm.call(ctx, "qjs_init"); err != nil || r != 0 {
-			return nil, errors.Join(err, fmt.Errorf("quickjs: qjs_init returned %d", int32(r)))
-		}
-		for _, setting := range []string{"qjs_set_module_loader", "qjs_set_interrupt_handler"} {
-			if _, err := vm.call(ctx, setting, 1); err != nil {
-				return nil, err
-			}
-		}
 		var entry JSEntry
-		var err error
-		if entry.undefined, err = vm.call(ctx, "qjs_get_undefined"); err != nil {
-			return nil, err
-		}
-		fns, err := vm.eval(ctx, quickJSPrelude, "wasmgate:prelude", evalGlobal)
-		if err != nil {
-			return nil, fmt.Errorf("quickjs: the prelude failed: %w", err)
-		}
 		var load uint32
-		for i, p := range []*uint32{&load, &entry.run, &entry.take} {
-			if *p, err = vm.call(ctx, "qjs_get_prop_uint32", uint64(fns), uint64(i)); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := vm.call(ctx, "qjs_free_value", uint64(fns)); err != nil {
+		var err error
+		if entry.undefined, err = vm.boot(ctx, &load, &entry.run, &entry.take); err != nil {
 			return nil, err
 		}
 

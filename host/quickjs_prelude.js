@@ -1,10 +1,11 @@
 // The wasmgate prelude: evaluated once in every QuickJS engine before the
 // tool, captured in the snapshot with it. It sets the determinism profile
 // (seeded Math.random, a bounded console) and holds the protocol the host
-// drives: load(namespacePromise, exportName), run(request), take().
+// drives: load(namespacePromise, exportName), run(request), take(), and for
+// scripts (wasmgate script) script(call, write, seed) and main(namespace).
 //
-// Its completion value is [load, run, take]; the host keeps those three
-// functions and nothing else from this file.
+// Its completion value is [load, run, take, script, main]; the host keeps
+// those functions and nothing else from this file.
 (() => {
   "use strict";
 
@@ -214,22 +215,29 @@
     });
   }
 
-  function done(v) {
-    if (v === undefined) { state = { k: "none" }; return; }
+  // toJSON is JSON.stringify that refuses what has no JSON form instead of
+  // dropping it or turning it into null: { json } or { bad: why }.
+  function toJSON(v, what) {
     let bad = "";
     const replacer = function (key, val) {
       const t = typeof val;
-      const at = key === "" ? "the result" : "key " + JSON.stringify(key);
+      const at = key === "" ? what : "key " + JSON.stringify(key);
       if (t === "function" || t === "symbol" || t === "bigint") bad = "a " + t + " at " + at;
       else if (t === "number" && !Number.isFinite(val)) bad = String(val) + " at " + at;
       if (bad !== "") throw new TypeError(bad);
       return val;
     };
     try {
-      state = { k: "ok", output: JSON.stringify(v, replacer) };
+      return { json: JSON.stringify(v, replacer) };
     } catch (e) {
-      state = { k: "notjson", message: bad !== "" ? bad : (e instanceof Error ? String(e.message) : show(e)) };
+      return { bad: bad !== "" ? bad : (e instanceof Error ? String(e.message) : show(e)) };
     }
+  }
+
+  function done(v) {
+    if (v === undefined) { state = { k: "none" }; return; }
+    const r = toJSON(v, "the result");
+    state = r.bad === undefined ? { k: "ok", output: r.json } : { k: "notjson", message: r.bad };
   }
   function fail(e) {
     if (e instanceof Error && e.invalidTool === true) state = { k: "invalid", message: e.message };
@@ -266,5 +274,48 @@
     return JSON.stringify({ k: state.k, output: state.output, message: state.message, log });
   }
 
-  return [load, run, take];
+  // ---- scripts -------------------------------------------------------------
+  // A script runs once, in a fresh engine, and reaches the host through two
+  // host functions: call(action, paramsJSON) → the call's result envelope
+  // (JSON), and write(stream, text) for its console, written as it happens.
+
+  // script binds the host functions before the script is evaluated: the
+  // console writes through write, and the toolscript module (generated at
+  // bundle time) finds callTool under a registered symbol.
+  function script(call, write, seedHex) {
+    seed(seedHex);
+    const writeTo = (stream) => function (...args) { write(stream, args.map(show).join(" ") + "\n"); };
+    console.log = console.info = console.debug = console.trace = writeTo("out");
+    console.warn = console.error = writeTo("err");
+    async function callTool(label, action, params) {
+      const p = params === undefined ? { json: "{}" } : toJSON(params, "the params");
+      if (p.bad !== undefined) throw new TypeError(label + ": the params are not JSON: " + p.bad);
+      const r = JSON.parse(call(action, p.json));
+      if (r.status === "SUCCESS") return r.output;
+      const codes = r.reason_codes.join(", ");
+      const e = new Error(label + " failed: " + r.status + " [" + codes + "]" + (r.message ? ": " + r.message : ""));
+      e.name = "ToolCallError";
+      e.action = action;
+      e.status = r.status;
+      e.reasonCodes = r.reason_codes;
+      e.traceId = r.trace_id;
+      throw e;
+    }
+    Object.defineProperty(globalThis, Symbol.for("wasmgate.toolscript"), {
+      value: Object.freeze(callTool), writable: false, configurable: false, enumerable: false,
+    });
+  }
+
+  // main settles the script's result: its default export, awaited, and
+  // when that is a function, what calling it with no arguments gives,
+  // awaited too.
+  function main(namespace) {
+    state = { k: "pending" };
+    namespace.then((ns) => {
+      const v = ns.default;
+      return typeof v === "function" ? v() : v;
+    }).then(done, fail);
+  }
+
+  return [load, run, take, script, main];
 })();

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -54,7 +56,14 @@ var bundleExtensions = map[string]api.Loader{
 // throws when used). A file that cannot
 // be read is the os error wrapped, so errors.Is(err, fs.ErrNotExist) holds
 // for a missing file.
-func BundleFile(path string) (Bundle, error) {
+func BundleFile(path string) (Bundle, error) { return BundleFileWith(path, nil) }
+
+// BundleFileWith is BundleFile with virtual modules: an import of a name in
+// virtual (exactly that name: "toolscript", not "toolscript/x") resolves to the
+// JavaScript source it maps to, before anything installed or built in of
+// that name. Problems in a virtual module are reported as
+// "wasmgate-virtual:NAME:line:col: message".
+func BundleFileWith(path string, virtual map[string]string) (Bundle, error) {
 	ext := filepath.Ext(path)
 	if _, ok := bundleExtensions[ext]; !ok {
 		return Bundle{}, &BundleError{Entry: path, Problems: []string{
@@ -75,7 +84,38 @@ func BundleFile(path string) (Bundle, error) {
 
 	opts := bundleOptions(filepath.Dir(abs))
 	opts.EntryPoints = []string{abs}
+	if len(virtual) > 0 {
+		opts.Plugins = append([]api.Plugin{virtualModulesPlugin(virtual)}, opts.Plugins...)
+	}
 	return build(path, opts)
+}
+
+// virtualNamespace holds the virtual modules of BundleFileWith.
+const virtualNamespace = "wasmgate-virtual"
+
+// virtualModulesPlugin resolves the names in modules to their sources.
+func virtualModulesPlugin(modules map[string]string) api.Plugin {
+	names := make([]string, 0, len(modules))
+	for name := range modules {
+		names = append(names, regexp.QuoteMeta(name))
+	}
+	sort.Strings(names)
+	filter := "^(" + strings.Join(names, "|") + ")$"
+	return api.Plugin{
+		Name: "wasmgate-virtual-modules",
+		Setup: func(b api.PluginBuild) {
+			b.OnResolve(api.OnResolveOptions{Filter: filter}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
+				return api.OnResolveResult{Path: args.Path, Namespace: virtualNamespace}, nil
+			})
+			b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: virtualNamespace}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
+				src, ok := modules[args.Path]
+				if !ok {
+					return api.OnLoadResult{}, fmt.Errorf("no virtual module %q", args.Path)
+				}
+				return api.OnLoadResult{Contents: &src, Loader: api.LoaderJS}, nil
+			})
+		},
+	}
 }
 
 // packageEntryFile names the generated module that BundlePackage bundles;

@@ -8,6 +8,7 @@
 //	wasmgate serve [--addr HOST:PORT] [--config FILE] [--audit FILE] [flags]
 //	wasmgate tool run ID [--json] [--tools DIR] | wasmgate tool serve-stdio ID
 //	wasmgate rep --config FILE
+//	wasmgate script FILE.ts [--config FILE]
 //	wasmgate inspect FILE
 //	wasmgate pack --manifest M.json IN.wasm -o OUT.wasm
 //	wasmgate audit verify FILE
@@ -51,6 +52,7 @@ Usage:
   wasmgate tool run ID [--json] [--tools DIR] [--input JSON]            run a tool by the NDJSON tool protocol v1
   wasmgate tool serve-stdio ID [--tools DIR]                            the tool side of that protocol (NDJSON on stdout)
   wasmgate rep --config FILE [--audit FILE]                             the JSON-RPC 2.0 runtime (flow graphs) on stdio
+  wasmgate script FILE.ts [--config FILE] [--audit FILE]                run a TypeScript toolscript calling registered actions
   wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
   wasmgate pack --manifest M.json IN.wasm -o OUT.wasm                   embed a manifest in a module
   wasmgate audit verify FILE                                            check an audit log's hash chain
@@ -100,6 +102,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.toolCmd(ctx, rest)
 	case "rep":
 		return e.repCmd(ctx, rest)
+	case "script":
+		return e.scriptCmd(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitSuccess

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+const scriptUsage = `Usage: wasmgate script FILE.ts [--config FILE] [--audit FILE] [flags]
+
+Runs a TypeScript or JavaScript program once in the sandbox. It imports the
+registered actions of --config as functions:
+
+  import { tools } from "toolscript";
+  const { sum } = await tools.math.sum({ numbers: [1, 2, 3] });   // action math.sum
+  export default { sum };                                          // printed as JSON
+
+An action is tools.NAMESPACE.name: the part before its first "." or "__" is the
+namespace, the rest the name, in camelCase (github__create_issue is
+tools.github.createIssue). A call resolves to the action's output, or rejects
+with an Error carrying status, reasonCodes and traceId. The script's result is
+its default export, awaited (a function is called with no arguments first).
+
+Every tool call is a governed, audited action (one trace id per run). console.log
+goes to stdout, console.warn and console.error to stderr. Exit codes: 0 done,
+1 the script threw, 2 usage or bundling error (nothing ran), 3 the script reached
+its limits, 4 internal error.
+
+Flags:
+`
+
+// scriptCmd runs a toolscript: `wasmgate script FILE.ts [flags]`.
+func (e env) scriptCmd(ctx context.Context, args []string) int {
+	fs := newFlagSet("script", e.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), scriptUsage)
+		fs.PrintDefaults()
+	}
+	var config, auditFile, engineFlag, cacheDirFlag string
+	limits := runtime.Limits{MemoryPages: jstool.ScriptLimits.MemoryPages}
+	fs.StringVar(&config, "config", "", "registry configuration (JSON) whose actions the script calls (default: none)")
+	fs.StringVar(&auditFile, "audit", "", "append one audit record per tool call to this JSON Lines file")
+	fs.StringVar(&engineFlag, "engine", string(runtime.EngineWazero), "Wasm engine: wazero or wazero-interp")
+	fs.StringVar(&cacheDirFlag, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
+	fs.Int64Var(&limits.TimeoutMs, "timeout-ms", jstool.ScriptLimits.TimeoutMs, "the script's wall-clock limit in milliseconds, tool calls included")
+	fs.Uint64Var(&limits.Fuel, "fuel", jstool.ScriptLimits.Fuel, "the script's instruction budget (tool calls have their own)")
+	fs.Var(uint32Flag{&limits.MemoryPages}, "memory-pages", "the script's memory limit in 64 KiB pages")
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
+		return e.fail("script", &usageError{err.Error()})
+	}
+	if len(files) != 1 {
+		return e.fail("script", usagef("want one script FILE (.ts .mts .cts .js .mjs .cjs), got %d arguments", len(files)))
+	}
+	if err := limits.Validate(); err != nil {
+		return e.fail("script", usagef("%v", err))
+	}
+	engineName, err := runtime.ParseEngineName(engineFlag)
+	if err != nil {
+		return e.fail("script", usagef("--engine: %v", err))
+	}
+
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName).WithCompilationCacheDir(cacheDir(cacheDirFlag)))
+	if err != nil {
+		return e.fail("script", err)
+	}
+	defer engine.Close(ctx)
+	reg := pipeline.NewRegistry()
+	if config != "" {
+		reg, err = e.loadRegistry(ctx, engine, sourceFlags{config: config}, "", runtime.Limits{},
+			func(problem string) { fmt.Fprintf(e.stderr, "wasmgate script: warning: %s\n", problem) })
+		if err != nil {
+			return e.fail("script", err)
+		}
+	}
+
+	// Bundling finds syntax and type-stripping errors before anything runs
+	// (and before the audit log is touched).
+	bundle, err := jstool.BundleScript(files[0], reg.Actions())
+	var be *jstool.BundleError
+	switch {
+	case errors.As(err, &be):
+		return e.fail("script", usagef("%v", err))
+	case errors.Is(err, os.ErrNotExist):
+		return e.fail("script", usagef("%v", err))
+	case err != nil:
+		return e.fail("script", err)
+	}
+
+	var sink audit.Sink = audit.NewMemorySink()
+	if auditFile != "" {
+		fsink, err := audit.OpenFile(auditFile)
+		if err != nil {
+			return e.fail("script", err)
+		}
+		sink = fsink
+	}
+	defer sink.Close()
+
+	out, err := jstool.RunScript(ctx, engine, bundle, jstool.ScriptOptions{
+		Limits: limits,
+		Call:   pipelineCaller(pipeline.New(reg, sink)),
+		Stdout: e.stdout,
+		Stderr: e.stderr,
+	})
+	if err != nil {
+		return e.fail("script", err)
+	}
+	lim := limits.WithDefaults(jstool.ScriptLimits)
+	switch out.Kind {
+	case runtime.Completed:
+		if len(out.Output) > 0 {
+			fmt.Fprintf(e.stdout, "%s\n", out.Output)
+		}
+		return exitSuccess
+	case runtime.Failed, runtime.OutputNotJSON:
+		fmt.Fprintf(e.stderr, "wasmgate script: %s\n", out.Message)
+		return exitFailed
+	case runtime.FuelExhausted:
+		fmt.Fprintf(e.stderr, "wasmgate script: the script ran out of fuel (--fuel %d)\n", lim.Fuel)
+	case runtime.Timeout:
+		fmt.Fprintf(e.stderr, "wasmgate script: the script ran out of time (--timeout-ms %d)\n", lim.TimeoutMs)
+	case runtime.MemoryExhausted:
+		fmt.Fprintf(e.stderr, "wasmgate script: the script ran out of memory (--memory-pages %d): %s\n", lim.MemoryPages, out.Message)
+	case runtime.StackExhausted:
+		fmt.Fprintf(e.stderr, "wasmgate script: the script recursed too deeply: %s\n", out.Message)
+	case runtime.OutputTooLarge:
+		fmt.Fprintf(e.stderr, "wasmgate script: the script's result is larger than %d bytes\n", lim.MaxOutputBytes)
+	default:
+		fmt.Fprintf(e.stderr, "wasmgate script: the script stopped: %s: %s\n", out.Kind, out.Message)
+	}
+	return exitBlocked
+}
+
+// pipelineCaller runs a script's tool calls through p, all under one trace
+// id: the one the pipeline gives the first call.
+func pipelineCaller(p *pipeline.Pipeline) jstool.ToolCaller {
+	var traceID string
+	return func(ctx context.Context, action string, params json.RawMessage) (jstool.ToolCallResult, error) {
+		res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: params, TraceID: traceID})
+		if cerr := ctx.Err(); cerr != nil {
+			// The script is being stopped (its deadline, a signal).
+			return jstool.ToolCallResult{}, cerr
+		}
+		if res.Status == "" {
+			return jstool.ToolCallResult{}, err
+		}
+		// An engine failure (pipeline.ErrInternal) is audited as FAILED:
+		// the script gets that verdict, and its message says why.
+		traceID = res.TraceID
+		codes := make([]string, len(res.ReasonCodes))
+		for i, c := range res.ReasonCodes {
+			codes[i] = string(c)
+		}
+		return jstool.ToolCallResult{Status: string(res.Status), ReasonCodes: codes, TraceID: res.TraceID,
+			Output: res.Output, Message: res.Message}, nil
+	}
+}

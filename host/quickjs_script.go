@@ -1,0 +1,126 @@
+package host
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+)
+
+// Scripts (wasmgate script): a bundled ES module run once in a fresh engine.
+// Unlike a tool, a script reaches the host, through two host functions whose
+// behaviour the caller puts in the ctx (WithJSHostFunctions); the engine
+// itself still has no I/O, and every tool call it makes is the caller's to
+// govern.
+
+// The host functions a script's engine is given.
+const (
+	// JSScriptCall performs one tool call: its arguments are the action
+	// and the params as JSON; it returns the call's result envelope, a JSON
+	// object {"status", "reason_codes", "trace_id", "output"?, "message"?}.
+	// The prelude turns the envelope into the output, or a thrown
+	// ToolCallError.
+	JSScriptCall = "wasmgate.call"
+	// JSScriptConsole receives the script's console output as it is
+	// written: its arguments are the stream ("out" for console.log, info,
+	// debug and trace; "err" for console.warn and error) and the text, a
+	// line ending in "\n". It returns "".
+	JSScriptConsole = "wasmgate.console"
+)
+
+// JSScript is a script as the glue runs it.
+type JSScript struct {
+	// Name is the module name of the bundle (shown in stack traces).
+	Name string
+	// Source is the bundled ES module.
+	Source []byte
+	// Seed seeds Math.random.
+	Seed [32]byte
+	// MaxOutput bounds the script's result (its JSON).
+	MaxOutput int
+}
+
+// QuickJSScript returns the driver that runs a script in a fresh engine:
+// it evaluates the prelude, gives the script its host functions, evaluates
+// the script's module and settles its result, the module's default export
+// (awaited; when it is a function, what calling it with no arguments gives,
+// awaited). The output is that result as JSON, or empty when it is
+// undefined. An uncaught exception is a *GuestFailure with the exception's
+// name, message and the script's stack frames; a result with no JSON form
+// is an *OutputNotJSONError.
+func QuickJSScript(script JSScript) func(ctx context.Context, inst Instance) ([]byte, error) {
+	return func(ctx context.Context, inst Instance) ([]byte, error) {
+		vm := jsVM{inst}
+		ctx = WithJSModules(ctx, JSModules{script.Name: script.Source})
+		var load, run, setup, main uint32
+		var entry JSEntry
+		undefined, err := vm.boot(ctx, &load, &run, &entry.take, &setup, &main)
+		if err != nil {
+			return nil, err
+		}
+		entry.undefined = undefined
+		// Only scripts get host functions: they are made here, never in a
+		// tool's engine.
+		var args []uint32
+		for _, name := range []string{JSScriptCall, JSScriptConsole} {
+			f, err := vm.newHostFunction(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, f)
+		}
+		seed, err := vm.newString(ctx, hex.EncodeToString(script.Seed[:]))
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, seed)
+		if _, err := vm.callFunction(ctx, setup, undefined, args...); err != nil {
+			return nil, err
+		}
+		for _, v := range append(args, load, run, setup) {
+			if _, err := vm.call(ctx, "qjs_free_value", uint64(v)); err != nil {
+				return nil, err
+			}
+		}
+
+		ns, err := vm.eval(ctx, script.Source, script.Name, evalModule)
+		if err != nil {
+			// The module did not even start (the engine refused its
+			// syntax): bundling normally catches that first.
+			return nil, interrupted(ctx, err)
+		}
+		if _, err := vm.callFunction(ctx, main, undefined, ns); err != nil {
+			return nil, interrupted(ctx, err)
+		}
+		for _, v := range []uint32{ns, main} {
+			if _, err := vm.call(ctx, "qjs_free_value", uint64(v)); err != nil {
+				return nil, err
+			}
+		}
+		if err := vm.drainJobs(ctx); err != nil {
+			return nil, interrupted(ctx, err)
+		}
+		st, err := vm.take(ctx, entry)
+		if err != nil {
+			return nil, err
+		}
+		switch st.K {
+		case "ok":
+			if st.Output == nil {
+				return nil, nil
+			}
+			if len(*st.Output) > script.MaxOutput {
+				return nil, ErrOutputTooLarge
+			}
+			return []byte(*st.Output), nil
+		case "none":
+			return nil, nil
+		case "notjson":
+			return nil, &OutputNotJSONError{Msg: st.Message}
+		case "pending":
+			return nil, &GuestFailure{Msg: "the script's promise never settled: nothing was left to run it (the sandbox has no timers or I/O)"}
+		case "error":
+			return nil, &GuestFailure{Msg: st.Message}
+		}
+		return nil, fmt.Errorf("quickjs: the prelude reported the unknown state %q", st.K)
+	}
+}

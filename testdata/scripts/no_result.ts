@@ -1,0 +1,2 @@
+// A script without a default export prints only its console output.
+console.log("hello from a script");

@@ -1,0 +1,2 @@
+// A result without a JSON form.
+export default () => ({ f: () => 1 });

@@ -1,0 +1,2 @@
+console.log("this never runs");
+const total = ;

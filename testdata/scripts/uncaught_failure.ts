@@ -1,0 +1,6 @@
+// A call the executor fails, not caught: the script fails with it.
+import { tools } from "toolscript";
+
+console.log("calling");
+await tools.math.sum({ numbers: "not a list" });
+console.log("never printed");

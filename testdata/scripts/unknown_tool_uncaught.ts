@@ -1,0 +1,3 @@
+import { tools } from "toolscript";
+
+await (tools as any).math.product({ numbers: [2, 3] });
