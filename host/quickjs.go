@@ -443,6 +443,12 @@ func (vm jsVM) checkException(ctx context.Context, v uint32) error {
 	if err != nil || exc == 0 {
 		return err
 	}
+	return vm.pendingException(ctx)
+}
+
+// pendingException takes the engine's pending exception as a GuestFailure
+// carrying its text.
+func (vm jsVM) pendingException(ctx context.Context) error {
 	e, err := vm.call(ctx, "qjs_get_exception")
 	if err != nil {
 		return err
@@ -500,15 +506,7 @@ func (vm jsVM) drainJobs(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			e, err := vm.call(ctx, "qjs_get_exception")
-			if err != nil {
-				return err
-			}
-			text, _, _, err := vm.readString(ctx, e, maxMessage)
-			if err != nil {
-				return err
-			}
-			return &GuestFailure{Msg: string(text)}
+			return vm.pendingException(ctx)
 		}
 	}
 }
@@ -664,6 +662,33 @@ type jsState struct {
 	Log     string  `json:"log"`
 }
 
+// result is what the prelude's report means for the host: the output (empty
+// for none) or the failure. what names the guest in messages ("tool",
+// "script").
+func (st jsState) result(what string, maxOutput int) ([]byte, error) {
+	switch st.K {
+	case "ok":
+		if st.Output == nil {
+			return nil, nil
+		}
+		if len(*st.Output) > maxOutput {
+			return nil, ErrOutputTooLarge
+		}
+		return []byte(*st.Output), nil
+	case "none":
+		return nil, nil
+	case "notjson":
+		return nil, &OutputNotJSONError{Msg: st.Message}
+	case "pending":
+		return nil, &GuestFailure{Msg: "the " + what + "'s promise never settled: nothing was left to run it (the sandbox has no timers or I/O)"}
+	case "invalid":
+		return nil, &GuestFailure{Msg: "TOOL_INVALID: " + st.Message}
+	case "error":
+		return nil, &GuestFailure{Msg: st.Message}
+	}
+	return nil, fmt.Errorf("quickjs: the prelude reported the unknown state %q", st.K)
+}
+
 // maxState bounds what take() may return: the output limit plus the log and
 // room for the envelope.
 const maxState = 64 << 20
@@ -742,26 +767,7 @@ func QuickJSRun(entry JSEntry, call JSCall, res *JSResult) func(ctx context.Cont
 			return nil, err
 		}
 		res.Log = st.Log
-		switch st.K {
-		case "ok":
-			if st.Output == nil {
-				return nil, nil
-			}
-			if len(*st.Output) > call.MaxOutput {
-				return nil, ErrOutputTooLarge
-			}
-			return []byte(*st.Output), nil
-		case "none":
-			return nil, nil
-		case "notjson":
-			return nil, &OutputNotJSONError{Msg: st.Message}
-		case "pending":
-			return nil, &GuestFailure{Msg: "the tool's promise never settled: nothing was left to run it (the sandbox has no timers or I/O)"}
-		case "invalid":
-			return nil, &GuestFailure{Msg: "TOOL_INVALID: " + st.Message}
-		default:
-			return nil, &GuestFailure{Msg: st.Message}
-		}
+		return st.result("tool", call.MaxOutput)
 	}
 }
 

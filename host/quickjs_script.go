@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/hex"
-	"fmt"
 )
 
 // Scripts (wasmgate script): a bundled ES module run once in a fresh engine.
@@ -103,24 +102,6 @@ func QuickJSScript(script JSScript) func(ctx context.Context, inst Instance) ([]
 		if err != nil {
 			return nil, err
 		}
-		switch st.K {
-		case "ok":
-			if st.Output == nil {
-				return nil, nil
-			}
-			if len(*st.Output) > script.MaxOutput {
-				return nil, ErrOutputTooLarge
-			}
-			return []byte(*st.Output), nil
-		case "none":
-			return nil, nil
-		case "notjson":
-			return nil, &OutputNotJSONError{Msg: st.Message}
-		case "pending":
-			return nil, &GuestFailure{Msg: "the script's promise never settled: nothing was left to run it (the sandbox has no timers or I/O)"}
-		case "error":
-			return nil, &GuestFailure{Msg: st.Message}
-		}
-		return nil, fmt.Errorf("quickjs: the prelude reported the unknown state %q", st.K)
+		return st.result("script", script.MaxOutput)
 	}
 }
