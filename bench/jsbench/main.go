@@ -16,20 +16,17 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +34,7 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -132,7 +130,7 @@ func run(ctx context.Context, o options) error {
 	}
 
 	fmt.Printf("Machine: %s, %d CPUs (GOMAXPROCS %d), %s/%s, %s, node %s; trim tool snapshot %s.\n\n",
-		cpuModel(), goruntime.NumCPU(), goruntime.GOMAXPROCS(0), goruntime.GOOS, goruntime.GOARCH,
+		report.CPUModel(), goruntime.NumCPU(), goruntime.GOMAXPROCS(0), goruntime.GOOS, goruntime.GOARCH,
 		goruntime.Version(), strings.TrimSpace(string(nodeVersion)), mib(uint64(trim.SnapshotBytes())))
 	printLatency(lat)
 	fmt.Printf("\nOne-time `jstool.Load` (kept out of the figures above): %s for the first tool, which includes\n"+
@@ -275,26 +273,15 @@ func newNodeTool(node string, source, input, want []byte) (call func() error, cl
 }
 
 func printLatency(modes []latency) {
-	nodeP50 := percentile(modes[len(modes)-1].calls, 50)
+	nodeP50 := report.Percentile(modes[len(modes)-1].calls, 50)
 	fmt.Println("| one call, fresh VM per call | n | p50 (µs) | p90 (µs) | p99 (µs) | mean (µs) | node p50 / this p50 |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 	for _, m := range modes {
-		p50 := percentile(m.calls, 50)
+		p50 := report.Percentile(m.calls, 50)
 		fmt.Printf("| %s | %d | %s | %s | %s | %s | %.1fx |\n", m.name, len(m.calls),
-			micros(p50), micros(percentile(m.calls, 90)), micros(percentile(m.calls, 99)), micros(mean(m.calls)),
+			report.Micros(p50), report.Micros(report.Percentile(m.calls, 90)), report.Micros(report.Percentile(m.calls, 99)), report.Micros(mean(m.calls)),
 			float64(nodeP50)/float64(p50))
 	}
-}
-
-// percentile is the nearest-rank p-th percentile of ds.
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	rank := int(math.Ceil(p / 100 * float64(len(s))))
-	return s[min(max(rank, 1), len(s))-1]
 }
 
 func mean(ds []time.Duration) time.Duration {
@@ -429,7 +416,7 @@ func measureMemory(ctx context.Context, tool *jstool.Tool, k, n int) (memory, er
 func printMemory(o options, m memory, snapshot int) {
 	k := uint64(o.k)
 	perVM := func(peak, base uint64) string { return mib((max(peak, base) - base) / k) }
-	fmt.Printf("| memory per concurrent VM: %d executions of a %s-iteration JS loop at once | value |\n", o.k, thousands(int64(o.busyN)))
+	fmt.Printf("| memory per concurrent VM: %d executions of a %s-iteration JS loop at once | value |\n", o.k, report.Thousands(int64(o.busyN)))
 	fmt.Println("|---|---:|")
 	fmt.Printf("| Go heap in use, (peak − baseline) / %d | **%s** |\n", o.k, perVM(m.peakHeap, m.baseHeap))
 	if m.baseRSS > 0 {
@@ -459,7 +446,7 @@ func heapInUse() uint64 {
 // rss is the process's resident set (VmRSS), or 0 where /proc does not
 // say.
 func rss() uint64 {
-	v, _ := procField("/proc/self/status", "VmRSS:")
+	v, _ := report.ProcField("/proc/self/status", "VmRSS:")
 	kb, err := strconv.ParseUint(strings.TrimSuffix(v, " kB"), 10, 64)
 	if err != nil {
 		return 0
@@ -467,50 +454,6 @@ func rss() uint64 {
 	return kb * 1024
 }
 
-func cpuModel() string {
-	if v, ok := procField("/proc/cpuinfo", "model name"); ok {
-		return strings.TrimSpace(strings.TrimPrefix(v, ":"))
-	}
-	return "unknown CPU"
-}
-
-// procField is the rest of the first line of a /proc file that starts
-// with key, trimmed.
-func procField(file, key string) (string, bool) {
-	f, err := os.Open(file)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), key); ok {
-			return strings.TrimSpace(v), true
-		}
-	}
-	return "", false
-}
-
-func micros(d time.Duration) string { return thousands(d.Microseconds()) }
-
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 
 func mib(b uint64) string { return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20)) }
-
-// thousands formats n with commas, as docs/BENCHMARKS.md does.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}

@@ -37,7 +37,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +45,7 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -165,7 +165,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	}
 
 	fmt.Fprintf(w, "Machine: %s, %d CPUs (GOMAXPROCS %d), %s/%s, %s. %d clients; each path %s per audit kind, in %d alternating rounds.\n\n",
-		cpuModel(), goruntime.NumCPU(), goruntime.GOMAXPROCS(0), goruntime.GOOS, goruntime.GOARCH, goruntime.Version(),
+		report.CPUModel(), goruntime.NumCPU(), goruntime.GOMAXPROCS(0), goruntime.GOOS, goruntime.GOARCH, goruntime.Version(),
 		o.clients, o.duration, o.rounds)
 	printTable(w, loads)
 	var failed []string
@@ -515,8 +515,8 @@ func printTable(w io.Writer, loads []*load) {
 				cell = fmt.Sprintf("**%.2fx**", ratio)
 			}
 			fmt.Fprintf(w, "| %s | %s | %d | %s | %d | %s | %s | %s | %s |\n", l.path, l.audit, l.clients,
-				thousands(int64(l.requests)), l.errors, thousands(int64(math.Round(l.throughput()))),
-				micros(percentile(l.latencies, 50)), micros(percentile(l.latencies, 99)), cell)
+				report.Thousands(int64(l.requests)), l.errors, report.Thousands(int64(math.Round(l.throughput()))),
+				report.Micros(report.Percentile(l.latencies, 50)), report.Micros(report.Percentile(l.latencies, 99)), cell)
 		}
 		verdicts = append(verdicts, fmt.Sprintf("%.2fx with the %s audit", ratio, in.audit))
 		met = met && ratio <= targetRatio && in.errors == 0 && over.errors == 0
@@ -526,50 +526,4 @@ func printTable(w io.Writer, loads []*load) {
 		word = "missed"
 	}
 	fmt.Fprintf(w, "\nTarget: HTTP throughput within %.0fx of in-process, zero errors — %s (%s).\n", targetRatio, word, strings.Join(verdicts, ", "))
-}
-
-// percentile is the nearest-rank p-th percentile of ds.
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	rank := int(math.Ceil(p / 100 * float64(len(s))))
-	return s[min(max(rank, 1), len(s))-1]
-}
-
-func micros(d time.Duration) string { return thousands(d.Microseconds()) }
-
-// thousands formats n with commas, as docs/BENCHMARKS.md does.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "model name"); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-		}
-	}
-	return "unknown CPU"
 }

@@ -63,26 +63,6 @@ func TestDriveCounts(t *testing.T) {
 	assert.Positive(t, l.elapsed)
 }
 
-func TestPercentileIsNearestRank(t *testing.T) {
-	ms := func(ns ...int) []time.Duration {
-		ds := make([]time.Duration, len(ns))
-		for i, n := range ns {
-			ds[i] = time.Duration(n) * time.Millisecond
-		}
-		return ds
-	}
-	assert.Equal(t, time.Duration(0), percentile(nil, 50))
-	assert.Equal(t, 2*time.Millisecond, percentile(ms(3, 1, 2), 50))
-	assert.Equal(t, 2*time.Millisecond, percentile(ms(4, 1, 3, 2), 50), "the lower median")
-	assert.Equal(t, 10*time.Millisecond, percentile(ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 99))
-}
-
-func TestThousands(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 168626: "168,626", -1234: "-1,234"} {
-		assert.Equal(t, want, thousands(n))
-	}
-}
-
 // TestRunShort runs the whole load test briefly: it builds and starts the
 // server, drives both paths with both audit kinds, and prints the table
 // with no error.

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"testing"
@@ -35,13 +35,14 @@ func TestPercentileIsNearestRank(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, percentile(c.calls, c.p))
+			assert.Equal(t, c.want, Percentile(c.calls, c.p))
 		})
 	}
 }
 
 func TestThousands(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 168626: "168,626", 3000000: "3,000,000", -1234: "-1,234"} {
-		assert.Equal(t, want, thousands(n))
+		assert.Equal(t, want, Thousands(n))
 	}
+	assert.Equal(t, "1,500", Micros(1500*time.Microsecond))
 }
