@@ -79,6 +79,15 @@ step "A registry may route actions to JS tools and Wasm modules alike; replay co
 expect 0 "$BIN" run --config testdata/tools.json --action text.slug --input '{"title":"Crème brûlée, à la carte"}' --audit "$AUDIT"
 expect 0 "$BIN" replay --config testdata/tools.json --corpus testdata/corpus_js.jsonl --runs 2
 
+step "The NDJSON tool protocol: a runner drives a tool side and checks its events" "$BIN tool run text-slug --tools testdata/toolproto/tools --input '{\"title\":\"Hello There\"}'"
+expect 0 "$BIN" tool run text-slug --tools testdata/toolproto/tools --input '{"title":"Hello There"}'
+
+step "A TypeScript toolscript calling two registered executors, each call audited" "$BIN script testdata/scripts/combine.ts --config testdata/registry.json"
+expect 0 "$BIN" script testdata/scripts/combine.ts --config testdata/registry.json --audit "$AUDIT"
+
+step "The JSON-RPC runtime: handshake, a flow graph started, health" "$BIN rep --config testdata/registry.json < testdata/rep/example.jsonl"
+"$BIN" rep --config testdata/registry.json --audit "$AUDIT" < testdata/rep/example.jsonl 2>/dev/null | cut -c1-200
+
 step "Through a registry: action -> executor with version range and capabilities" "$BIN run --config testdata/registry.json --action text.upper --input '{\"text\":\"governed\"}'"
 expect 0 "$BIN" run --config testdata/registry.json --action text.upper --input '{"text":"governed"}' --audit "$AUDIT"
 
