@@ -161,3 +161,21 @@ func tooLargeToStart(info ModuleInfo, from *Snapshot, lim Limits) (Outcome, bool
 	}
 	return Outcome{}, false
 }
+
+// verdict classifies how an execution ended and completes its Outcome: the
+// output (and the snapshot, when one was captured) of a run that completed,
+// the fuel used and the guest's stderr.
+func verdict(parent context.Context, err error, st runState, fuelUsed uint64, out []byte, snap *Snapshot, sess *host.Session) (Outcome, *Snapshot, error) {
+	o, cerr := classify(parent, err, st)
+	if cerr != nil {
+		return Outcome{}, nil, cerr
+	}
+	o.FuelUsed = fuelUsed
+	if o.Kind == Completed {
+		o.Output = out
+	} else {
+		snap = nil
+	}
+	o.Stderr, _ = sess.Stderr()
+	return o, snap, nil
+}

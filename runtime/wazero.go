@@ -198,23 +198,12 @@ func (m *wazeroModule) execute(ctx context.Context, in Input, from *Snapshot, dr
 	// The instance is closed and the guest no longer runs: its memory can
 	// be wiped and reused.
 	defer alloc.release()
-	o, cerr := classify(ctx, wazeroTrap(err), runState{
+	return verdict(ctx, wazeroTrap(err), runState{
 		memoryRefused: alloc.refused(),
 		fuelLeft:      left,
 		interrupted:   interrupted,
 		depth:         depth,
-	})
-	if cerr != nil {
-		return Outcome{}, nil, cerr
-	}
-	o.FuelUsed = meter.used(left, interrupted)
-	if o.Kind == Completed {
-		o.Output = out
-	} else {
-		snap = nil
-	}
-	o.Stderr, _ = sess.Stderr()
-	return o, snap, nil
+	}, meter.used(left, interrupted), out, snap, sess)
 }
 
 // instance instantiates a fresh instance (from a snapshot's state when from
