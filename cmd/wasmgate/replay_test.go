@@ -453,7 +453,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		{"no corpus", []string{"--wasm", sum}, "--corpus REQUESTS.jsonl is required"},
 		{"zero runs", []string{"--wasm", sum, "--corpus", good, "--runs", "0"}, "--runs must be at least 1, got 0"},
 		{"runs not a number", []string{"--wasm", sum, "--corpus", good, "--runs", "many"}, `invalid value "many" for flag -runs`},
-		{"unknown engine", []string{"--wasm", sum, "--corpus", good, "--engines", "wazero,v8"}, `--engines: runtime: unknown engine "v8" (available: `+engineList()+`)`},
+		{"unknown engine", []string{"--wasm", sum, "--corpus", good, "--engines", "wazero,v8"}, `--engines: runtime: unknown engine "v8" (available: ` + engineList() + `)`},
 		{"engine twice", []string{"--wasm", sum, "--corpus", good, "--engines", "wazero,wazero"}, "--engines: wazero is listed twice"},
 		{"positional argument", []string{"--wasm", sum, "--corpus", good, "extra"}, `unexpected argument "extra"`},
 		{"missing module", []string{"--wasm", "nope.wasm", "--corpus", good}, "--wasm: open nope.wasm: no such file"},
