@@ -191,7 +191,10 @@ func (e *wasmtimeEngine) compile(info ModuleInfo, code []byte, glue *host.Glue) 
 		case t.FuncType() != nil:
 			ft := t.FuncType()
 			m.funcs[ex.Name()] = funcKinds{params: kinds(ft.Params()), results: kinds(ft.Results())}
-		case t.MemoryType() != nil && m.memory == "":
+		case t.MemoryType() != nil && (m.memory == "" || ex.Name() == instrument.MemoryExport):
+			// Host functions see the memory the instrumenter exports
+			// whatever the module exports itself, as wazero shows them the
+			// module's memory.
 			m.memory = ex.Name()
 		}
 	}

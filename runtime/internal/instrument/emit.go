@@ -61,6 +61,9 @@ func (m *module) emit(st *state) ([]byte, error) {
 			if m.start >= 0 {
 				n++
 			}
+			if m.hasMemory() {
+				n++
+			}
 			out = appendU32(out, uint32(n))
 			if s.present {
 				out = append(out, m.afterCount(s)...)
@@ -71,6 +74,9 @@ func (m *module) emit(st *state) ([]byte, error) {
 			out = appendExport(out, GrowFailedGlobal, 3, m.growGlobal)
 			if m.start >= 0 {
 				out = appendExport(out, StartExport, 0, uint32(m.start))
+			}
+			if m.hasMemory() {
+				out = appendExport(out, MemoryExport, 2, 0)
 			}
 			out, err = endSection(out, at)
 		case secFunction:
@@ -118,6 +124,10 @@ func (m *module) emit(st *state) ([]byte, error) {
 	}
 	return bytes.Clone(out), nil
 }
+
+// hasMemory reports whether the instrumented module has a memory: its own,
+// or the empty one the refill needs.
+func (m *module) hasMemory() bool { return m.nMems > 0 || m.nCode > 0 }
 
 // afterCount returns a vector section's payload after its element count.
 func (m *module) afterCount(s section) []byte {

@@ -39,6 +39,10 @@ const (
 	// grow failed because of its cap (the value exceeds the cap) — without a
 	// callback from the engine.
 	GrowFailedGlobal = "wg_grow_failed"
+	// MemoryExport: the module's memory, exported under a name the host
+	// knows whatever the module exports: an engine whose host functions see
+	// only exported memories (wasmtime) sees what wazero shows them.
+	MemoryExport = "wg_memory"
 )
 
 // Costs in fuel.

@@ -458,7 +458,7 @@ func (m *module) exports(r *reader) {
 		}
 		names = append(names, export{name, off})
 		switch string(name) {
-		case FuelGlobal, DepthGlobal, StartExport:
+		case FuelGlobal, DepthGlobal, StartExport, ReserveGlobal, GrowFailedGlobal, MemoryExport:
 			r.failAt(off, "export name %q is reserved for the instrumentation", name)
 			return
 		}
