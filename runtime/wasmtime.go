@@ -28,20 +28,12 @@ import (
 //     so the instrumented wg_grow_failed global tells the host afterwards;
 //   - the deadline is epoch interruption: one ticker per engine advances
 //     the epoch, each store traps once its deadline in epochs has passed;
-//   - the native stack is bounded (maxWasmStack) far above what the
+//   - the native stack is bounded (maxWasmStack) above what the
 //     instrumented depth limit lets a guest use;
 //   - a Go panic never crosses cgo: every host function recovers it and
 //     traps with it, and the call that ran the guest returns it.
 
 const wasmtimeBuilt = true
-
-// maxWasmStack bounds the native stack wasm code may use. The instrumented
-// depth limit (MaxCallDepth frames) stops recursion long before: the
-// largest frames of the QuickJS engine need a small fraction of it. It stays
-// well below the smallest thread stack a cgo call can run on (glibc's 2 MiB
-// default without a stack rlimit), since wasm runs on the calling thread's
-// stack.
-const maxWasmStack = 1 << 20
 
 // epochTick is how often the engine's epoch advances: the resolution of
 // timeout_ms.
@@ -79,7 +71,7 @@ func newWasmtimeEngine(_ context.Context, cfg Config) (Engine, error) {
 	// The instrumented module canonicalizes NaNs itself; Cranelift's pass
 	// makes an uninstrumented module deterministic too.
 	wc.SetCraneliftNanCanonicalization(true)
-	wc.SetMaxWasmStack(maxWasmStack)
+	wc.SetMaxWasmStack(maxWasmStack())
 	wc.SetEpochInterruption(true)
 	if cfg.nativeFuel {
 		wc.SetConsumeFuel(true)
