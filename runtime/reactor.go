@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -43,6 +45,42 @@ type Reactor interface {
 type Snapshot struct {
 	memory  []byte
 	globals []savedGlobal
+
+	// changed lists, once computed, where memory differs from the
+	// module's initial image (see changedPages).
+	changedOnce sync.Once
+	changed     []byteRange
+}
+
+type byteRange struct{ start, end int }
+
+// diffPage is the granularity of changedPages: the host's page size.
+const diffPage = 4096
+
+// changedPages returns the ranges of s's memory, in whole diffPage pages,
+// that differ from base (the module's initial image, zero beyond its
+// end). It is computed once: a snapshot belongs to one reactor.
+func (s *Snapshot) changedPages(base []byte) []byteRange {
+	s.changedOnce.Do(func() {
+		var zero [diffPage]byte
+		for off := 0; off < len(s.memory); off += diffPage {
+			end := min(off+diffPage, len(s.memory))
+			var was []byte
+			if off < len(base) {
+				was = base[off:min(end, len(base))]
+			}
+			now := s.memory[off:end]
+			if bytes.Equal(now[:len(was)], was) && bytes.Equal(now[len(was):], zero[:len(now)-len(was)]) {
+				continue
+			}
+			if n := len(s.changed); n > 0 && s.changed[n-1].end == off {
+				s.changed[n-1].end = end
+				continue
+			}
+			s.changed = append(s.changed, byteRange{off, end})
+		}
+	})
+	return s.changed
 }
 
 type savedGlobal struct {
@@ -113,6 +151,10 @@ type reactorCode struct {
 	// and empty: instances start from a memory image, never from
 	// instantiation.
 	code []byte
+	// withData is the instrumented module with its active data segments
+	// (passive ones emptied, as in code): instantiated, it starts from the
+	// image, for an engine that maps that copy-on-write (wasmtime).
+	withData []byte
 	// image is the initial state: memory as the data segments leave it.
 	image *Snapshot
 	// globals are the globals a Snapshot keeps.
@@ -138,7 +180,7 @@ func prepareReactor(wasm []byte, glue host.Glue, uninstrumented bool) (reactorCo
 	if err != nil {
 		return reactorCode{}, &AdmissionError{Problem: "cannot snapshot the module", Err: err}
 	}
-	return reactorCode{info: info, code: stripped, image: &Snapshot{memory: image}, globals: globals}, nil
+	return reactorCode{info: info, code: stripped, withData: m.EmptyPassiveData(), image: &Snapshot{memory: image}, globals: globals}, nil
 }
 
 // snapshotable refuses modules whose state a Snapshot would not capture, and
