@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
@@ -39,6 +40,9 @@ const wasmtimeBuilt = true
 // timeout_ms.
 const epochTick = time.Millisecond
 
+// errEngineClosed: a module was run after its engine was closed.
+const errEngineClosed = errorString("runtime: the engine is closed")
+
 type wasmtimeEngine struct {
 	engine *wasmtime.Engine
 	epochs *epochTicker
@@ -48,8 +52,9 @@ type wasmtimeEngine struct {
 	uninstrumented bool
 	nativeFuel     bool
 
-	cache compileCache[*wasmtimeModule]
-	mu    sync.Mutex
+	cache  compileCache[*wasmtimeModule]
+	closed atomic.Bool
+	mu     sync.Mutex
 	// linkers resolve imports: "" the virtual WASI alone, a glue's name the
 	// WASI and that glue's host functions.
 	linkers map[string]*wasmtime.Linker
@@ -94,6 +99,9 @@ func newWasmtimeEngine(_ context.Context, cfg Config) (Engine, error) {
 func (e *wasmtimeEngine) Name() EngineName { return EngineWasmtime }
 
 func (e *wasmtimeEngine) Close(context.Context) error {
+	if e.closed.Swap(true) {
+		return nil
+	}
 	e.epochs.close()
 	e.cache.each(func(m *wasmtimeModule) { m.module.Close() })
 	e.mu.Lock()
@@ -275,6 +283,30 @@ type wasmtimeRun struct {
 	// hostErr is the error a host function unwound the guest with, until
 	// the call into the guest returns it.
 	hostErr error
+	// instance is the store's one instance, once instantiated; exports
+	// caches its exports by name (each lookup is a cgo call and a
+	// finalizer).
+	instance *wasmtime.Instance
+	exports  map[string]*wasmtime.Extern
+}
+
+// export returns the export name of the run's instance (nil: none), through
+// store (the Store, or a Caller inside a host function), looked up once.
+func (r *wasmtimeRun) export(store wasmtime.Storelike, caller *wasmtime.Caller, name string) *wasmtime.Extern {
+	if r.instance == nil {
+		// A start function of an uninstrumented module (benchmarks) calls
+		// host functions during instantiation.
+		if caller == nil {
+			return nil
+		}
+		return caller.GetExport(name)
+	}
+	if e, ok := r.exports[name]; ok {
+		return e
+	}
+	e := r.instance.GetExport(store, name)
+	r.exports[name] = e
+	return e
 }
 
 // execute is wazeroModule.execute on wasmtime.
@@ -286,13 +318,16 @@ func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, 
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, nil, fmt.Errorf("execution cancelled: %w", err)
 	}
+	if m.engine.closed.Load() {
+		return Outcome{}, nil, errEngineClosed
+	}
 	sess := host.NewSession(in.Bytes, in.Digest, int(lim.MaxOutputBytes))
 	timeout := time.Duration(lim.TimeoutMs) * time.Millisecond
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	runCtx = host.WithSession(runCtx, sess)
 
-	run := &wasmtimeRun{module: m, ctx: runCtx}
+	run := &wasmtimeRun{module: m, ctx: runCtx, exports: map[string]*wasmtime.Extern{}}
 	store := wasmtime.NewStoreWithData(m.engine.engine, run)
 	defer store.Close()
 	store.Limiter(int64(lim.MemoryPages)*pageSize, -1, -1, -1, -1)
@@ -315,7 +350,8 @@ func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, 
 		if err != nil {
 			return nil, err
 		}
-		wi := wasmtimeInstance{run: run, store: store, export: func(name string) *wasmtime.Extern { return inst.GetExport(store, name) }}
+		run.instance = inst
+		wi := wasmtimeInstance{run: run, store: store}
 		if from != nil {
 			if err := wi.restore(from); err != nil {
 				return nil, err
@@ -357,7 +393,11 @@ func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, 
 type wasmtimeInstance struct {
 	run    *wasmtimeRun
 	store  wasmtime.Storelike
-	export func(name string) *wasmtime.Extern
+	caller *wasmtime.Caller // inside a host function
+}
+
+func (i wasmtimeInstance) export(name string) *wasmtime.Extern {
+	return i.run.export(i.store, i.caller, name)
 }
 
 func (i wasmtimeInstance) Memory() host.Memory {
@@ -597,7 +637,7 @@ func defineHostFunction(l *wasmtime.Linker, f host.Function) error {
 		for i, a := range args {
 			stack[i] = fromVal(a)
 		}
-		inst := wasmtimeInstance{run: run, store: caller, export: caller.GetExport}
+		inst := wasmtimeInstance{run: run, store: caller, caller: caller}
 		if f.CallInstance != nil {
 			f.CallInstance(run.ctx, inst, stack)
 		} else {
@@ -732,15 +772,12 @@ func (t *epochTicker) tick(done chan struct{}) {
 	idle := 0
 	for range tk.C {
 		t.mu.Lock()
-		if t.closed {
-			t.running = false
-			t.mu.Unlock()
-			return
-		}
-		t.engine.IncrementEpoch()
 		if t.active > 0 {
+			// Executions still running reach their deadlines, even on an
+			// engine being closed.
+			t.engine.IncrementEpoch()
 			idle = 0
-		} else if idle++; idle >= epochIdleTicks {
+		} else if idle++; t.closed || idle >= epochIdleTicks {
 			t.running = false
 			t.mu.Unlock()
 			return
@@ -749,7 +786,9 @@ func (t *epochTicker) tick(done chan struct{}) {
 	}
 }
 
-// close stops the ticker for good; the engine may be closed afterwards.
+// close stops the ticker for good, once the executions still running have
+// ended (by their deadlines at the latest); the engine may be closed
+// afterwards.
 func (t *epochTicker) close() {
 	t.mu.Lock()
 	t.closed = true

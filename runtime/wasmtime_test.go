@@ -134,3 +134,16 @@ func TestWasmtimeCompilationCacheDir(t *testing.T) {
 	}
 	assert.Equal(t, 1, cwasm, "one serialized module, read back by the second engine")
 }
+
+// Closing the engine waits for nothing but running executions' deadlines,
+// and a module run afterwards fails with an error, not a crash.
+func TestWasmtimeRunAfterClose(t *testing.T) {
+	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithEngine(runtime.EngineWasmtime))
+	require.NoError(t, err)
+	mod, err := e.Load(context.Background(), fixture(t, "echo.wasm"))
+	require.NoError(t, err)
+	require.NoError(t, e.Close(context.Background()))
+	require.NoError(t, e.Close(context.Background()), "closing twice is fine")
+	_, err = mod.Run(context.Background(), input(`{}`))
+	assert.ErrorContains(t, err, "the engine is closed")
+}
