@@ -58,7 +58,7 @@ bench:
 # wazero and wasmtime side by side, and wasmtime's native fuel against
 # wasmgate's instrumented fuel (see docs/BENCHMARKS.md, Issue 7).
 bench-wasmtime: engine
-	@TAGS=wasmtime BASELINE='wazero|plain' PKGS=./runtime/ \
+	@TAGS=wasmtime BASELINE='wazero|bare' PKGS=./runtime/ \
 		BENCH='BenchmarkEngine|BenchmarkWasmtimeFuel' bash scripts/bench.sh
 
 # JS tools: a call from the snapshot vs without it vs a node process per

@@ -79,6 +79,9 @@ type Config struct {
 	// For the wasmtime benchmarks only: meter with wasmtime's own fuel
 	// (Config.SetConsumeFuel) instead of ours; implies uninstrumented.
 	nativeFuel bool
+	// For the wasmtime benchmarks only: no epoch interruption, so no
+	// deadline at all.
+	noEpoch bool
 }
 
 // NewConfig returns the default configuration: wazero's compiler, no on-disk

@@ -51,6 +51,7 @@ type wasmtimeEngine struct {
 	// uninstrumented, nativeFuel: see Config (benchmarks only).
 	uninstrumented bool
 	nativeFuel     bool
+	noEpoch        bool
 
 	cache  compileCache[*wasmtimeModule]
 	closed atomic.Bool
@@ -77,7 +78,7 @@ func newWasmtimeEngine(_ context.Context, cfg Config) (Engine, error) {
 	// makes an uninstrumented module deterministic too.
 	wc.SetCraneliftNanCanonicalization(true)
 	wc.SetMaxWasmStack(maxWasmStack())
-	wc.SetEpochInterruption(true)
+	wc.SetEpochInterruption(!cfg.noEpoch)
 	if cfg.nativeFuel {
 		wc.SetConsumeFuel(true)
 	}
@@ -86,6 +87,7 @@ func newWasmtimeEngine(_ context.Context, cfg Config) (Engine, error) {
 		cacheDir:       cfg.cacheDir,
 		uninstrumented: cfg.uninstrumented || cfg.nativeFuel,
 		nativeFuel:     cfg.nativeFuel,
+		noEpoch:        cfg.noEpoch,
 		linkers:        map[string]*wasmtime.Linker{},
 	}
 	e.epochs = newEpochTicker(e.engine)
@@ -331,11 +333,13 @@ func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, 
 	store := wasmtime.NewStoreWithData(m.engine.engine, run)
 	defer store.Close()
 	store.Limiter(int64(lim.MemoryPages)*pageSize, -1, -1, -1, -1)
-	m.engine.epochs.enter()
-	defer m.engine.epochs.leave()
-	// The epoch advances every epochTick at most: the deadline never comes
-	// early, and late by the ticker's lag only.
-	store.SetEpochDeadline(uint64(timeout/epochTick) + 1)
+	if !m.engine.noEpoch {
+		m.engine.epochs.enter()
+		defer m.engine.epochs.leave()
+		// The epoch advances every epochTick at most: the deadline never
+		// comes early, and late by the ticker's lag only.
+		store.SetEpochDeadline(uint64(timeout/epochTick) + 1)
+	}
 	if m.engine.nativeFuel {
 		if err := store.SetFuel(min(lim.Fuel, math.MaxInt64)); err != nil {
 			return Outcome{}, nil, fmt.Errorf("engine failure: %w", err)

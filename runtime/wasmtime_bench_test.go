@@ -25,12 +25,15 @@ var engineVariants = []struct {
 }
 
 // fuelVariants compare ways of metering the same module on wasmtime: none
-// (plain, the floor), wasmgate's instrumented fuel, and wasmtime's own
-// (Config.SetConsumeFuel with Store.SetFuel, on the uninstrumented module).
+// and no deadline either (bare, the floor), the deadline only (plain: epoch
+// interruption, which every other variant has too), wasmgate's instrumented
+// fuel, and wasmtime's own (Config.SetConsumeFuel with Store.SetFuel, on
+// the uninstrumented module).
 var fuelVariants = []struct {
 	name string
 	cfg  Config
 }{
+	{"bare", Config{engine: EngineWasmtime, uninstrumented: true, noEpoch: true}},
 	{"plain", Config{engine: EngineWasmtime, uninstrumented: true}},
 	{"instrumented", Config{engine: EngineWasmtime}},
 	{"native-fuel", Config{engine: EngineWasmtime, nativeFuel: true}},
