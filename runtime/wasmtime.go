@@ -48,7 +48,7 @@ type wasmtimeEngine struct {
 	epochs *epochTicker
 	// cacheDir keeps serialized compiled modules across processes ("" none).
 	cacheDir string
-	// uninstrumented, nativeFuel: see Config (benchmarks only).
+	// uninstrumented, nativeFuel, noEpoch: see Config (benchmarks only).
 	uninstrumented bool
 	nativeFuel     bool
 	noEpoch        bool
@@ -222,6 +222,9 @@ func (e *wasmtimeEngine) compileCode(code []byte) (*wasmtime.Module, error) {
 		variant := "wasmtime"
 		if e.nativeFuel {
 			variant += "-fuel"
+		}
+		if e.noEpoch {
+			variant += "-noepoch"
 		}
 		path = filepath.Join(e.cacheDir, variant+"-"+audit.Digest(code)+".cwasm")
 		if m, err := wasmtime.NewModuleDeserializeFile(e.engine, path); err == nil {
