@@ -116,6 +116,9 @@ func crossCases() []crossCase {
 		{"refused: env import", wasmFixture("refused/env_import.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
 		{"refused: shared memory", wasmFixture("refused/shared_memory.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
 		{"refused: missing export", wasmFixture("refused/missing_export.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: WASI and env", wasmFixture("refused/wasi_and_env.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: bad manifest", wasmFixture("refused/bad_manifest.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"no manifest", wasmFixture("nomanifest.wasm"), runtime.Limits{}, []crossRequest{success(`{"a":[1,2]}`)}},
 
 		// JS tools, every form, from the snapshot taken after loading.
 		{"js: trim", jsTool("trim.js", ""), runtime.Limits{}, []crossRequest{success(`{"text":"  hi  "}`), success(`{"text":""}`)}},
