@@ -5,12 +5,17 @@ GO      ?= go
 BIN     := bin/wasmgate
 PKGS    := ./...
 
-.PHONY: all build engine testdata-js test test-short check demo bench bench-js loadtest guests clean
+.PHONY: all build build-wasmtime engine testdata-js test test-short test-wasmtime check demo bench bench-js bench-wasmtime loadtest guests clean
 
 all: build
 
 build: engine
 	$(GO) build -trimpath -o $(BIN) ./cmd/wasmgate
+
+# The same command with the wasmtime engine too (cgo; links wasmtime's static
+# library, see README).
+build-wasmtime: engine
+	$(GO) build -trimpath -tags wasmtime -o $(BIN) ./cmd/wasmgate
 
 # The QuickJS engine module, fetched from npm at a pinned version and hash
 # into jstool/engine/, where the binary embeds it from.
@@ -30,10 +35,17 @@ test: engine testdata-js
 test-short: engine testdata-js
 	$(GO) test -count=1 $(PKGS)
 
+# The whole suite again in the build with the wasmtime engine, which adds it
+# to every engine-by-engine test and runs the cross-engine suite
+# (pipeline/crossengine_test.go). Without the race detector: see README.
+test-wasmtime: engine testdata-js
+	$(GO) test -tags wasmtime -count=1 $(PKGS)
+
 # Formatting, vet and module tidiness; fails on any diff they produce.
 check:
 	@out="$$(gofmt -l .)"; test -z "$$out" || { echo "$$out"; echo 'gofmt: the files above need formatting'; exit 1; }
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags wasmtime $(PKGS)
 	$(GO) mod tidy
 	git diff --exit-code -- go.mod go.sum
 
@@ -42,6 +54,12 @@ demo: build
 
 bench:
 	@bash scripts/bench.sh
+
+# wazero and wasmtime side by side, and wasmtime's native fuel against
+# wasmgate's instrumented fuel (see docs/BENCHMARKS.md, Issue 7).
+bench-wasmtime: engine
+	@TAGS=wasmtime BASELINE='wazero|bare' PKGS=./runtime/ \
+		BENCH='BenchmarkEngine|BenchmarkWasmtimeFuel' bash scripts/bench.sh
 
 # JS tools: a call from the snapshot vs without it vs a node process per
 # call, and memory per concurrent VM (see docs/BENCHMARKS.md).

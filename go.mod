@@ -3,6 +3,7 @@ module github.com/wasmgate/wasmgate
 go 1.26.0
 
 require (
+	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
 	github.com/evanw/esbuild v0.28.2
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1

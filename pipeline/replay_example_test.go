@@ -38,12 +38,12 @@ func ExampleReplay() {
 		panic(err)
 	}
 	s := rep.Summary
-	fmt.Printf("%d requests, %d executions: %d agreeing, %d divergences\n", s.Requests, s.Executions, s.Agreeing, len(rep.Divergences))
+	fmt.Printf("%d requests, %d runs on each engine: %d agreeing, %d divergences\n", s.Requests, s.Runs, s.Agreeing, len(rep.Divergences))
 	for _, r := range rep.Requests {
 		fmt.Println(r.Line, r.TraceID, r.Verdict, r.Status, r.ReasonCodes)
 	}
 	// Output:
-	// 2 requests, 12 executions: 2 agreeing, 0 divergences
+	// 2 requests, 3 runs on each engine: 2 agreeing, 0 divergences
 	// 1 00000000-0000-4000-8000-000000000001 agree SUCCESS []
 	// 2 00000000-0000-4000-8000-000000000002 agree FAILED [EXECUTOR_EXCEPTION]
 }

@@ -1,9 +1,10 @@
 // Package runtime runs admitted Wasm modules in fresh, I/O-free instances
 // under limits, and tells the caller what happened as an Outcome.
 //
-// It owns the engines (wazero by default), the compile cache, admission
-// (Inspect) and the classification of traps. It knows nothing about JSON
-// actions: its input is bytes and limits, its output bytes and an Outcome.
+// It owns the engines (wazero by default; wasmtime in builds with the
+// wasmtime tag), the compile cache, admission (Inspect) and the
+// classification of traps. It knows nothing about JSON actions: its input is
+// bytes and limits, its output bytes and an Outcome.
 package runtime
 
 import (
@@ -26,13 +27,38 @@ const (
 	// EngineWazeroInterp is wazero's interpreter: slower, but available on
 	// every platform and independent of the compiler's code generation.
 	EngineWazeroInterp EngineName = "wazero-interp"
+	// EngineWasmtime is Wasmtime (Cranelift), through cgo. It is only in
+	// builds with the wasmtime build tag: see README.
+	EngineWasmtime EngineName = "wasmtime"
 )
 
 // Engines lists the engines this build can run.
-func Engines() []EngineName { return []EngineName{EngineWazero, EngineWazeroInterp} }
+func Engines() []EngineName {
+	names := []EngineName{EngineWazero, EngineWazeroInterp}
+	if wasmtimeBuilt {
+		names = append(names, EngineWasmtime)
+	}
+	return names
+}
 
 // ErrUnknownEngine is returned by NewEngine for a name not in Engines().
 const ErrUnknownEngine = errorString("runtime: unknown engine")
+
+// ErrEngineNotBuilt is returned by NewEngine for an engine that exists but
+// is left out of this build (wasmtime without its build tag). It also
+// matches ErrUnknownEngine.
+const ErrEngineNotBuilt = errorString("runtime: engine not in this build")
+
+// engineNotBuiltError names the engine and how to get it.
+type engineNotBuiltError struct{ name EngineName }
+
+func (e *engineNotBuiltError) Error() string {
+	return fmt.Sprintf("engine %q is not in this build: rebuild with -tags %s (cgo; see README)", e.name, e.name)
+}
+
+func (e *engineNotBuiltError) Is(target error) bool {
+	return target == ErrEngineNotBuilt || target == ErrUnknownEngine
+}
 
 // Config configures an Engine. It is immutable: every With method returns a
 // copy, and errors are reported by NewEngine, not by the With methods.
@@ -50,6 +76,12 @@ type Config struct {
 	// mapping its image copy-on-write instead of copying it (Linux; a copy
 	// elsewhere). See cowAllocator.
 	copyOnWrite bool
+	// For the wasmtime benchmarks only: meter with wasmtime's own fuel
+	// (Config.SetConsumeFuel) instead of ours; implies uninstrumented.
+	nativeFuel bool
+	// For the wasmtime benchmarks only: no epoch interruption, so no
+	// deadline at all.
+	noEpoch bool
 }
 
 // NewConfig returns the default configuration: wazero's compiler, no on-disk
@@ -128,13 +160,25 @@ func NewEngine(ctx context.Context, cfg Config) (Engine, error) {
 	if _, err := ParseEngineName(string(cfg.engine)); err != nil {
 		return nil, err
 	}
+	if cfg.engine == EngineWasmtime {
+		return newWasmtimeEngine(ctx, cfg)
+	}
 	return newWazeroEngine(ctx, cfg)
 }
 
 // ParseEngineName checks a user-supplied engine name.
+//
+// # Errors
+//
+// ErrUnknownEngine for a name no build knows, listing the available ones;
+// ErrEngineNotBuilt (which also matches ErrUnknownEngine) for wasmtime in a
+// build without it, saying how to get it.
 func ParseEngineName(s string) (EngineName, error) {
 	if slices.Contains(Engines(), EngineName(s)) {
 		return EngineName(s), nil
+	}
+	if EngineName(s) == EngineWasmtime {
+		return "", &engineNotBuiltError{name: EngineWasmtime}
 	}
 	names := make([]string, 0, len(Engines()))
 	for _, e := range Engines() {

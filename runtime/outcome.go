@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/tetratelabs/wazero/sys"
 
@@ -124,44 +123,61 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 	if errors.As(err, &ge) {
 		return Outcome{Kind: Failed, Message: ge.Error()}, nil
 	}
-	if err.Error() == "stack overflow" {
-		// wazero's compiler returns its stack-overflow trap unwrapped.
-		return Outcome{Kind: StackExhausted, Message: "call stack exhausted"}, nil
-	}
-	if trap, ok := wasmTrap(err); ok {
+	// A trap is a verdict only when it ends the execution itself: a driver
+	// that wraps one has made it a failure of its own (an engine failure).
+	if trap, ok := err.(*trapError); ok {
 		// The instrumented checks all trap with unreachable; the globals
 		// say which limit it was. A guest's own trap happens with fuel left
 		// (charges are checked before a block runs) and the depth in range.
 		switch {
-		case st.interrupted || st.fuelLeft < interruptThreshold:
+		case trap.code == trapStackOverflow && st.depth <= MaxCallDepth:
+			// The engine's native stack ran out before the depth limit
+			// (frames larger than any toolchain emits).
+			return Outcome{Kind: StackExhausted, Message: "call stack exhausted"}, nil
+		case trap.code == trapInterrupted || st.interrupted || st.fuelLeft < interruptThreshold:
 			if perr := parent.Err(); perr != nil {
 				return Outcome{}, fmt.Errorf("execution cancelled: %w", perr)
 			}
 			return Outcome{Kind: Timeout, Message: "timeout_ms elapsed"}, nil
-		case st.fuelLeft < 0:
+		case st.fuelLeft < 0 || trap.code == trapOutOfFuel:
 			return Outcome{Kind: FuelExhausted, Message: "fuel exhausted"}, nil
-		case st.depth > MaxCallDepth || trap == "stack overflow":
+		case st.depth > MaxCallDepth || trap.code == trapStackOverflow:
 			return Outcome{Kind: StackExhausted, Message: fmt.Sprintf("call depth exceeded %d", MaxCallDepth)}, nil
 		case st.memoryRefused:
-			return Outcome{Kind: MemoryExhausted, Message: "trap (" + trap + ") after a memory.grow beyond memory_pages was refused"}, nil
+			return Outcome{Kind: MemoryExhausted, Message: "trap (" + string(trap.code) + ") after a memory.grow beyond memory_pages was refused"}, nil
 		}
-		return Outcome{Kind: Failed, Message: "trap: " + trap}, nil
+		return Outcome{Kind: Failed, Message: "trap: " + string(trap.code)}, nil
 	}
 	return Outcome{}, fmt.Errorf("engine failure: %w", err)
 }
 
-// wasmTrap extracts the trap name from an engine error ("wasm error:
-// unreachable\nwasm stack trace: ..."). wazero's trap values are internal, so
-// its stable message prefix is what can be matched.
-func wasmTrap(err error) (string, bool) {
-	msg := err.Error()
-	const prefix = "wasm error: "
-	if !strings.HasPrefix(msg, prefix) {
-		return "", false
-	}
-	msg = msg[len(prefix):]
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
-	return msg, true
+// trapCode names a trap engine-neutrally, with the WebAssembly spec's names
+// as wazero spells them.
+type trapCode string
+
+// The traps classify tells apart; the others (out of bounds memory access,
+// integer divide by zero, ...) are ordinary executor exceptions and keep
+// their engine-neutral name for the message.
+const (
+	trapUnreachable   trapCode = "unreachable"
+	trapStackOverflow trapCode = "stack overflow"
+	// trapInterrupted: the engine stopped the guest at the deadline
+	// (wasmtime's epoch interruption).
+	trapInterrupted trapCode = "interrupted"
+	// trapOutOfFuel: the engine's own fuel ran out (wasmtime's native fuel,
+	// in benchmarks only).
+	trapOutOfFuel trapCode = "out of fuel"
+)
+
+// trapError is a trap in engine-neutral terms. Each engine turns its own trap
+// errors into one before classify sees them, so that one place maps traps
+// to outcomes whatever the engine.
+type trapError struct {
+	code trapCode
+	// err is the engine's own error, with its stack trace.
+	err error
 }
+
+func (t *trapError) Error() string { return t.err.Error() }
+
+func (t *trapError) Unwrap() error { return t.err }

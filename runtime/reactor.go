@@ -1,15 +1,15 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wasmgate/wasmgate/host"
-	"github.com/wasmgate/wasmgate/runtime/internal/instrument"
 	"github.com/wasmgate/wasmgate/runtime/internal/wasmbin"
 )
 
@@ -45,6 +45,42 @@ type Reactor interface {
 type Snapshot struct {
 	memory  []byte
 	globals []savedGlobal
+
+	// changed lists, once computed, where memory differs from the
+	// module's initial image (see changedPages).
+	changedOnce sync.Once
+	changed     []byteRange
+}
+
+type byteRange struct{ start, end int }
+
+// diffPage is the granularity of changedPages: the host's page size.
+const diffPage = 4096
+
+// changedPages returns the ranges of s's memory, in whole diffPage pages,
+// that differ from base (the module's initial image, zero beyond its
+// end). It is computed once: a snapshot belongs to one reactor.
+func (s *Snapshot) changedPages(base []byte) []byteRange {
+	s.changedOnce.Do(func() {
+		var zero [diffPage]byte
+		for off := 0; off < len(s.memory); off += diffPage {
+			end := min(off+diffPage, len(s.memory))
+			var was []byte
+			if off < len(base) {
+				was = base[off:min(end, len(base))]
+			}
+			now := s.memory[off:end]
+			if bytes.Equal(now[:len(was)], was) && bytes.Equal(now[len(was):], zero[:len(now)-len(was)]) {
+				continue
+			}
+			if n := len(s.changed); n > 0 && s.changed[n-1].end == off {
+				s.changed[n-1].end = end
+				continue
+			}
+			s.changed = append(s.changed, byteRange{off, end})
+		}
+	})
+	return s.changed
 }
 
 type savedGlobal struct {
@@ -67,8 +103,7 @@ func (e *wazeroEngine) LoadReactor(ctx context.Context, wasm []byte, glue host.G
 	if err := e.instantiateGlue(ctx, glue); err != nil {
 		return nil, err
 	}
-	key := digestHex(wasm) + "/" + glue.Name + "/instrument-v" + strconv.Itoa(instrument.Version)
-	mod, err := e.cached(ctx, key, func() (*wazeroModule, error) { return e.compileReactor(ctx, wasm, glue) })
+	mod, err := e.cache.get(ctx, cacheKey(wasm, &glue), func() (*wazeroModule, error) { return e.compileReactor(ctx, wasm, glue) })
 	if err != nil {
 		return nil, err
 	}
@@ -98,30 +133,54 @@ func (e *wazeroEngine) instantiateGlue(ctx context.Context, glue host.Glue) erro
 }
 
 func (e *wazeroEngine) compileReactor(ctx context.Context, wasm []byte, glue host.Glue) (*wazeroModule, error) {
-	info, code, err := e.admitAndInstrument(wasm, &glue)
+	r, err := prepareReactor(wasm, glue, e.uninstrumented)
 	if err != nil {
 		return nil, err
+	}
+	compiled, err := e.compileCode(ctx, r.code)
+	if err != nil {
+		return nil, err
+	}
+	return &wazeroModule{engine: e, info: r.info, compiled: compiled, image: r.image, snapshotGlobals: r.globals}, nil
+}
+
+// reactorCode is what every engine compiles a reactor from.
+type reactorCode struct {
+	info ModuleInfo
+	// code is the instrumented module with its data segments made passive
+	// and empty: instances start from a memory image, never from
+	// instantiation.
+	code []byte
+	// withData is the instrumented module with its active data segments
+	// (passive ones emptied, as in code): instantiated, it starts from the
+	// image, for an engine that maps that copy-on-write (wasmtime).
+	withData []byte
+	// image is the initial state: memory as the data segments leave it.
+	image *Snapshot
+	// globals are the globals a Snapshot keeps.
+	globals []string
+}
+
+// prepareReactor admits and instruments a reactor for glue and splits its
+// initial memory image from its code.
+func prepareReactor(wasm []byte, glue host.Glue, uninstrumented bool) (reactorCode, error) {
+	info, code, err := admitAndInstrument(wasm, &glue, uninstrumented)
+	if err != nil {
+		return reactorCode{}, err
 	}
 	m, err := wasmbin.Decode(code)
 	if err != nil {
-		return nil, &AdmissionError{Problem: "cannot parse the instrumented module", Err: err}
+		return reactorCode{}, &AdmissionError{Problem: "cannot parse the instrumented module", Err: err}
 	}
 	globals, err := snapshotable(m)
 	if err != nil {
-		return nil, err
+		return reactorCode{}, err
 	}
-	// Instances start from a memory image, never from instantiation: the
-	// initial image is what the data segments write, and the compiled
-	// module writes nothing.
 	image, stripped, err := m.SplitData()
 	if err != nil {
-		return nil, &AdmissionError{Problem: "cannot snapshot the module", Err: err}
+		return reactorCode{}, &AdmissionError{Problem: "cannot snapshot the module", Err: err}
 	}
-	compiled, err := e.compileCode(ctx, stripped)
-	if err != nil {
-		return nil, err
-	}
-	return &wazeroModule{engine: e, info: info, compiled: compiled, image: &Snapshot{memory: image}, snapshotGlobals: globals}, nil
+	return reactorCode{info: info, code: stripped, withData: m.EmptyPassiveData(), image: &Snapshot{memory: image}, globals: globals}, nil
 }
 
 // snapshotable refuses modules whose state a Snapshot would not capture, and
@@ -173,12 +232,6 @@ func (r wazeroReactor) Run(ctx context.Context, snap *Snapshot, in Input, drive 
 	}
 	o, _, err := r.m.execute(ctx, in, snap, glueDriver(drive), false)
 	return o, err
-}
-
-func glueDriver(d Driver) driver {
-	return func(ctx context.Context, inst wazeroInstance, _ *host.Session, _ int) ([]byte, error) {
-		return d(ctx, inst)
-	}
 }
 
 // restore puts a snapshot's state into a fresh instance: the memory image

@@ -3,7 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,10 +14,6 @@ import (
 	"github.com/wasmgate/wasmgate/host"
 	"github.com/wasmgate/wasmgate/runtime/internal/instrument"
 )
-
-// instrumentOptions are the same for every module and engine: that is what
-// makes fuel counts and stack limits identical everywhere.
-var instrumentOptions = instrument.Options{MaxCallDepth: MaxCallDepth, CanonicalizeNaN: true}
 
 // wazeroEngine runs modules on one wazero.Runtime. The virtual WASI is
 // instantiated once into that runtime; guests bind to it by name and reach
@@ -38,15 +34,9 @@ type wazeroEngine struct {
 	// WASI it does not serve (ours is in package host).
 	moduleConfig wazero.ModuleConfig
 
+	cache compileCache[*wazeroModule]
 	mu    sync.Mutex
-	cache map[string]*cacheEntry
 	glues map[string]bool // glues whose imports are instantiated
-}
-
-type cacheEntry struct {
-	ready chan struct{}
-	mod   *wazeroModule
-	err   error
 }
 
 func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
@@ -81,7 +71,6 @@ func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
 		copyOnWrite:    cfg.copyOnWrite,
 		rt:             wazero.NewRuntimeWithConfig(ctx, rc),
 		moduleConfig:   wazero.NewModuleConfig().WithName("").WithStartFunctions().WithRandSource(zeroReader{}),
-		cache:          map[string]*cacheEntry{},
 		glues:          map[string]bool{},
 	}
 	if err := e.instantiateHost(ctx, host.WASIModule, host.WASI()); err != nil {
@@ -130,46 +119,15 @@ func (e *wazeroEngine) Close(ctx context.Context) error {
 }
 
 func (e *wazeroEngine) Load(ctx context.Context, wasm []byte) (Module, error) {
-	// Compiled code is the instrumented module: the key names the
-	// instrumenter's version too.
-	key := digestHex(wasm) + "/instrument-v" + strconv.Itoa(instrument.Version)
-	mod, err := e.cached(ctx, key, func() (*wazeroModule, error) { return e.compile(ctx, wasm) })
+	mod, err := e.cache.get(ctx, cacheKey(wasm, nil), func() (*wazeroModule, error) { return e.compile(ctx, wasm) })
 	if err != nil {
 		return nil, err
 	}
 	return mod, nil
 }
 
-// cached returns the module compiled under key, compiling it once.
-func (e *wazeroEngine) cached(ctx context.Context, key string, compile func() (*wazeroModule, error)) (*wazeroModule, error) {
-	e.mu.Lock()
-	entry, ok := e.cache[key]
-	if !ok {
-		entry = &cacheEntry{ready: make(chan struct{})}
-		e.cache[key] = entry
-	}
-	e.mu.Unlock()
-	if ok {
-		select {
-		case <-entry.ready:
-			return entry.mod, entry.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	entry.mod, entry.err = compile()
-	if entry.err != nil && ctx.Err() != nil {
-		// A cancelled compile says nothing about the module: forget it.
-		e.mu.Lock()
-		delete(e.cache, key)
-		e.mu.Unlock()
-	}
-	close(entry.ready)
-	return entry.mod, entry.err
-}
-
 func (e *wazeroEngine) compile(ctx context.Context, wasm []byte) (*wazeroModule, error) {
-	info, code, err := e.admitAndInstrument(wasm, nil)
+	info, code, err := admitAndInstrument(wasm, nil, e.uninstrumented)
 	if err != nil {
 		return nil, err
 	}
@@ -177,23 +135,8 @@ func (e *wazeroEngine) compile(ctx context.Context, wasm []byte) (*wazeroModule,
 	if err != nil {
 		return nil, err
 	}
-	return &wazeroModule{engine: e, info: info, compiled: compiled}, nil
-}
-
-// admitAndInstrument runs admission (for glue, when set) and returns the
-// bytes to compile: the instrumented module.
-func (e *wazeroEngine) admitAndInstrument(wasm []byte, glue *host.Glue) (ModuleInfo, []byte, error) {
-	info, code, err := admitFor(wasm, glue)
-	if err != nil {
-		return info, nil, err
-	}
-	if !e.uninstrumented {
-		code, err = instrument.Instrument(code, instrumentOptions)
-		if err != nil {
-			return info, nil, &AdmissionError{Problem: "cannot instrument the module", Err: err}
-		}
-	}
-	return info, code, nil
+	_, hasStart := compiled.ExportedFunctions()[instrument.StartExport]
+	return &wazeroModule{engine: e, info: info, compiled: compiled, hasStart: hasStart}, nil
 }
 
 func (e *wazeroEngine) compileCode(ctx context.Context, code []byte) (wazero.CompiledModule, error) {
@@ -211,6 +154,7 @@ type wazeroModule struct {
 	engine   *wazeroEngine
 	info     ModuleInfo
 	compiled wazero.CompiledModule
+	hasStart bool // the instrumenter moved a start function to wg_start
 
 	// Reactors only: the initial state (memory as the data segments leave
 	// it; the compiled module has none) and the globals a snapshot keeps.
@@ -221,44 +165,9 @@ type wazeroModule struct {
 func (m *wazeroModule) Info() ModuleInfo { return m.info }
 
 func (m *wazeroModule) Run(ctx context.Context, in Input) (Outcome, error) {
-	o, _, err := m.execute(ctx, in, nil, m.driveConvention(in), false)
+	o, _, err := m.execute(ctx, in, nil, driveConvention(m.info, m.hasStart, in), false)
 	return o, err
 }
-
-// driveConvention calls a module by its calling convention: the start
-// function (moved out of instantiation by the instrumenter so that it runs
-// metered), then _start, or _initialize and ABI v1.
-func (m *wazeroModule) driveConvention(in Input) driver {
-	return func(ctx context.Context, inst wazeroInstance, sess *host.Session, maxOutput int) ([]byte, error) {
-		if inst.mod.ExportedFunction(instrument.StartExport) != nil {
-			if _, err := inst.Call(ctx, instrument.StartExport); err != nil {
-				return nil, err
-			}
-		}
-		if m.info.Convention == ConventionCommand {
-			// proc_exit(0) ends a command successfully by unwinding with an
-			// error, so stdout is the output whatever _start returned.
-			_, err := inst.Call(ctx, host.ExportStart)
-			return sess.Stdout(), err
-		}
-		if m.info.Reactor {
-			if _, err := inst.Call(ctx, host.ExportInitialize); err != nil {
-				return nil, err
-			}
-		}
-		res, err := host.RunABIv1(ctx, inst, in.Bytes, maxOutput)
-		if err != nil {
-			return nil, err
-		}
-		if res.Status == host.StatusError {
-			return nil, &host.GuestFailure{Msg: string(res.Output)}
-		}
-		return res.Output, nil
-	}
-}
-
-// driver runs one execution on a fresh instance.
-type driver func(ctx context.Context, inst wazeroInstance, sess *host.Session, maxOutput int) ([]byte, error)
 
 // execute runs drive on a fresh instance under in's limits and classifies
 // what happened. The instance starts from snapshot's memory and globals when
@@ -266,13 +175,8 @@ type driver func(ctx context.Context, inst wazeroInstance, sess *host.Session, m
 // returned as a new Snapshot (when the run completed).
 func (m *wazeroModule) execute(ctx context.Context, in Input, from *Snapshot, drive driver, capture bool) (Outcome, *Snapshot, error) {
 	lim := in.Limits.WithDefaults(DefaultLimits)
-	minPages := m.info.MemoryMinPages
-	if from != nil {
-		minPages = max(minPages, uint32(len(from.memory)/pageSize))
-	}
-	if minPages > lim.MemoryPages {
-		return Outcome{Kind: MemoryExhausted, Message: fmt.Sprintf(
-			"the module's memory starts at %d pages; memory_pages allows %d", minPages, lim.MemoryPages)}, nil, nil
+	if o, ok := tooLargeToStart(m.info, from, lim); ok {
+		return o, nil, nil
 	}
 	sess := host.NewSession(in.Bytes, in.Digest, int(lim.MaxOutputBytes))
 	alloc := newInstanceMemory(uint64(lim.MemoryPages)*pageSize, from, m.engine.copyOnWrite)
@@ -294,23 +198,12 @@ func (m *wazeroModule) execute(ctx context.Context, in Input, from *Snapshot, dr
 	// The instance is closed and the guest no longer runs: its memory can
 	// be wiped and reused.
 	defer alloc.release()
-	o, cerr := classify(ctx, err, runState{
+	return verdict(ctx, wazeroTrap(err), runState{
 		memoryRefused: alloc.refused(),
 		fuelLeft:      left,
 		interrupted:   interrupted,
 		depth:         depth,
-	})
-	if cerr != nil {
-		return Outcome{}, nil, cerr
-	}
-	o.FuelUsed = meter.used(left, interrupted)
-	if o.Kind == Completed {
-		o.Output = out
-	} else {
-		snap = nil
-	}
-	o.Stderr, _ = sess.Stderr()
-	return o, snap, nil
+	}, meter.used(left, interrupted), out, snap, sess)
 }
 
 // instance instantiates a fresh instance (from a snapshot's state when from
@@ -379,4 +272,27 @@ type zeroReader struct{}
 func (zeroReader) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// wazeroTrap turns wazero's trap errors into a *trapError. wazero's trap values
+// are internal, so its stable message prefix is what can be matched ("wasm
+// error: unreachable\nwasm stack trace: ..."); its compiler returns a stack
+// overflow unwrapped. Any other error is returned as it is.
+func wazeroTrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if msg == string(trapStackOverflow) {
+		return &trapError{code: trapStackOverflow, err: err}
+	}
+	const prefix = "wasm error: "
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	msg = msg[len(prefix):]
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return &trapError{code: trapCode(msg), err: err}
 }

@@ -5,6 +5,10 @@
 # docs/BENCHMARKS.md together with the machine it ran on.
 #
 #   COUNT=5 BENCHTIME=2s scripts/bench.sh
+#
+# BENCH (a -bench pattern), PKGS, TAGS (build tags) and BASELINE (which
+# variant, the last element of a benchmark's name, is its group's baseline:
+# an awk regex) select other benchmarks, as `make bench-wasmtime` does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,13 +22,16 @@ trap 'rm -f "$raw"' EXIT
 scripts/fetch-quickjs.sh >/dev/null 2>&1 || echo "bench: QuickJS not fetched; instrumenting it is skipped" >&2
 
 pattern=${BENCH:-'BenchmarkPipeline|BenchmarkExecutorOnly|BenchmarkTightLoop|BenchmarkSortC|BenchmarkInstrument$'}
-go test -run '^$' -bench "$pattern" -benchmem -count "$count" -benchtime "$benchtime" \
-	./pipeline/ ./runtime/ ./runtime/internal/instrument/ | tee "$raw"
+pkgs=${PKGS:-'./pipeline/ ./runtime/ ./runtime/internal/instrument/'}
+baseline=${BASELINE:-'native|plain'}
+# shellcheck disable=SC2086 # pkgs is a list
+go test -tags "${TAGS:-}" -run '^$' -bench "$pattern" -benchmem -count "$count" -benchtime "$benchtime" \
+	$pkgs | tee "$raw"
 
 echo
 echo "| benchmark | ns/op (median of $count) | ratio to baseline | B/op | allocs/op |"
 echo "|---|---:|---:|---:|---:|"
-awk '
+awk -v baseline="$baseline" '
 /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
 	n[name]++; ns[name, n[name]] = $3; bytes[name] = $5; allocs[name] = $7
@@ -40,7 +47,7 @@ END {
 	for (i = 1; i <= k; i++) {
 		name = order[i]; group = name; sub(/\/[^\/]*$/, "", group)
 		m = median(name)
-		if (name ~ /\/(native|plain)$/) base[group] = m
+		if (name ~ ("/(" baseline ")$")) base[group] = m
 		ratio = (group in base) ? sprintf("%.2fx", m / base[group]) : "-"
 		printf "| %s | %.0f | %s | %s | %s |\n", name, m, ratio, bytes[name], allocs[name]
 	}

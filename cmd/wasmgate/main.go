@@ -26,7 +26,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // Exit codes.
@@ -118,6 +121,18 @@ type usageError struct{ msg string }
 func (u *usageError) Error() string { return u.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// engineUsage documents --engine with the engines of this build.
+var engineUsage = "Wasm engine: " + engineList()
+
+// engineList names the engines of this build, comma-separated.
+func engineList() string {
+	names := make([]string, 0, len(runtime.Engines()))
+	for _, e := range runtime.Engines() {
+		names = append(names, string(e))
+	}
+	return strings.Join(names, ", ")
+}
 
 // fail prints err and returns the exit code for it: 2 for usage errors, 4 for
 // everything else.

@@ -19,6 +19,10 @@ import (
 // user would.
 var binary string
 
+// buildTags are the tags the tests were built with, so that the command
+// under test has the same engines (see wasmtime_test.go).
+var buildTags string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "wasmgate-test")
 	if err != nil {
@@ -28,7 +32,7 @@ func TestMain(m *testing.M) {
 	// One compilation cache for every command the tests start: large guests
 	// are compiled once, not once per process.
 	os.Setenv("WASMGATE_CACHE_DIR", filepath.Join(dir, "cache"))
-	build := exec.Command("go", "build", "-o", binary, ".")
+	build := exec.Command("go", "build", "-tags", buildTags, "-o", binary, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic(fmt.Sprintf("building wasmgate: %v", err))

@@ -95,7 +95,7 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	config := fs.String("config", "", "registry configuration (JSON): its actions are the step kinds (required)")
 	auditPath := fs.String("audit", "", "append every step's audit record to this JSON Lines file")
 	concurrency := fs.Int("concurrency", jsonrpc.DefaultConcurrency, "runs executing at once; more wait")
-	engineName := fs.String("engine", string(runtime.EngineWazero), "Wasm engine: wazero or wazero-interp")
+	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), repHelp)

@@ -81,7 +81,7 @@ func (e env) replayCmd(ctx context.Context, args []string) int {
 	f.src.register(fs, "replay the corpus on")
 	fs.StringVar(&f.corpus, "corpus", "", "requests to replay, as JSON Lines")
 	fs.IntVar(&f.runs, "runs", pipeline.DefaultReplayRuns, "runs of each request on each engine")
-	fs.StringVar(&f.engines, "engines", "all", "engines to compare, comma-separated (wazero, wazero-interp), or all")
+	fs.StringVar(&f.engines, "engines", "all", "engines to compare, comma-separated ("+engineList()+"), or all")
 	fs.StringVar(&f.audit, "audit", "", "audit log (JSON Lines) to check the replay against")
 	fs.BoolVar(&f.json, "json", false, "print the report as JSON")
 	fs.Usage = func() {

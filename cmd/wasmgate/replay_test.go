@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // replayReport is what `wasmgate replay --json` prints, as its help
@@ -119,6 +121,16 @@ func readRecords(t *testing.T, path string) []audit.Record {
 	return out
 }
 
+// engineNames are the engines of this build (and of the command under test,
+// built with the same tags).
+func engineNames() []string {
+	var names []string
+	for _, e := range runtime.Engines() {
+		names = append(names, string(e))
+	}
+	return names
+}
+
 func traceID(line int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", line) }
 
 func digestJSON(t *testing.T, v string) string {
@@ -173,8 +185,8 @@ func TestReplayFixtures(t *testing.T) {
 			n := len(tt.requests)
 			assert.Equal(t, n, rep.Summary.Requests)
 			assert.Equal(t, 3, rep.Summary.Runs)
-			assert.Equal(t, []string{"wazero", "wazero-interp"}, rep.Summary.Engines)
-			assert.Equal(t, 6*n, rep.Summary.Executions)
+			assert.Equal(t, engineNames(), rep.Summary.Engines)
+			assert.Equal(t, 3*len(engineNames())*n, rep.Summary.Executions)
 			assert.Equal(t, n, rep.Summary.Agreeing)
 			assert.Zero(t, rep.Summary.Divergent)
 			assert.Zero(t, rep.Summary.TimingDependent)
@@ -213,8 +225,8 @@ func TestReplayExampleCorpus(t *testing.T) {
 	require.Equal(t, exitSuccess, r.code, r.stderr)
 	assert.Equal(t, `requests          13
 runs              2
-engines           wazero, wazero-interp
-executions        52
+engines           `+engineList()+`
+executions        `+strconv.Itoa(13*2*len(engineNames()))+`
 agreeing          13
 divergent         0
 timing-dependent  0
@@ -226,8 +238,8 @@ ok: every run agrees
 	r = wasmgate(t, "", "replay", "--config", td("registry.json"), "--corpus", td("corpus.jsonl"), "--runs", "1", "--engines", "all", "--json")
 	require.Equal(t, exitSuccess, r.code, r.stderr)
 	rep := parseReplay(t, r)
-	assert.Equal(t, []string{"wazero", "wazero-interp"}, rep.Summary.Engines)
-	assert.Equal(t, 26, rep.Summary.Executions)
+	assert.Equal(t, engineNames(), rep.Summary.Engines)
+	assert.Equal(t, 13*len(engineNames()), rep.Summary.Executions)
 	assert.Nil(t, rep.Summary.Audit)
 	var got []string
 	for _, q := range rep.Requests {
@@ -262,7 +274,7 @@ ok: every run agrees
 func TestReplayEngines(t *testing.T) {
 	corpus := corpusFile(t, `{"payload":{"numbers":[4,5]}}`, `{"payload":{"numbers":[6]}}`)
 	for flag, want := range map[string][]string{
-		"all":                   {"wazero", "wazero-interp"},
+		"all":                   engineNames(),
 		"wazero":                {"wazero"},
 		"wazero-interp":         {"wazero-interp"},
 		"wazero-interp, wazero": {"wazero-interp", "wazero"},
@@ -310,12 +322,17 @@ func TestReplayPlantedDivergence(t *testing.T) {
 	impostorDigest := audit.Digest(impostorBytes)
 	echoed := digestJSON(t, `{"text":"abc"}`)
 
+	everyRun := make([]string, 0, len(engineNames()))
+	for _, name := range engineNames() {
+		everyRun = append(everyRun, name+" runs 1-2")
+	}
+	onEveryRun := strings.Join(everyRun, ", ")
 	r = wasmgate(t, "", "replay", "--wasm", impostor, "--corpus", corpus, "--audit", log, "--runs", "2")
 	require.Equal(t, exitDivergence, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 	assert.Equal(t, `requests          2
 runs              2
-engines           wazero, wazero-interp
-executions        8
+engines           `+engineList()+`
+executions        `+strconv.Itoa(2*2*len(engineNames()))+`
 agreeing          2
 divergent         0
 timing-dependent  0
@@ -326,8 +343,8 @@ audit mismatched  1
 not in corpus     1
 
 divergences:
-  line 1 (upper) vs audit seq 1: output_digest differs: "`+*records[0].OutputDigest+`" in audit seq 1; "`+echoed+`" on wazero runs 1-2, wazero-interp runs 1-2
-  line 1 (upper) vs audit seq 1: module_digest differs: "`+records[0].ModuleDigest+`" in audit seq 1; "`+impostorDigest+`" on wazero runs 1-2, wazero-interp runs 1-2
+  line 1 (upper) vs audit seq 1: output_digest differs: "`+*records[0].OutputDigest+`" in audit seq 1; "`+echoed+`" on `+onEveryRun+`
+  line 1 (upper) vs audit seq 1: module_digest differs: "`+records[0].ModuleDigest+`" in audit seq 1; "`+impostorDigest+`" on `+onEveryRun+`
 
 not in corpus (audited, not replayed):
   audit seq 2 (upper)
@@ -376,8 +393,8 @@ func TestReplayTimingDependent(t *testing.T) {
 	require.Equal(t, exitSuccess, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 	assert.Equal(t, `requests          1
 runs              2
-engines           wazero, wazero-interp
-executions        4
+engines           `+engineList()+`
+executions        `+strconv.Itoa(2*len(engineNames()))+`
 agreeing          0
 divergent         0
 timing-dependent  1
@@ -436,7 +453,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		{"no corpus", []string{"--wasm", sum}, "--corpus REQUESTS.jsonl is required"},
 		{"zero runs", []string{"--wasm", sum, "--corpus", good, "--runs", "0"}, "--runs must be at least 1, got 0"},
 		{"runs not a number", []string{"--wasm", sum, "--corpus", good, "--runs", "many"}, `invalid value "many" for flag -runs`},
-		{"unknown engine", []string{"--wasm", sum, "--corpus", good, "--engines", "wazero,v8"}, `--engines: runtime: unknown engine "v8" (available: wazero, wazero-interp)`},
+		{"unknown engine", []string{"--wasm", sum, "--corpus", good, "--engines", "wazero,v8"}, `--engines: runtime: unknown engine "v8" (available: ` + engineList() + `)`},
 		{"engine twice", []string{"--wasm", sum, "--corpus", good, "--engines", "wazero,wazero"}, "--engines: wazero is listed twice"},
 		{"positional argument", []string{"--wasm", sum, "--corpus", good, "extra"}, `unexpected argument "extra"`},
 		{"missing module", []string{"--wasm", "nope.wasm", "--corpus", good}, "--wasm: open nope.wasm: no such file"},

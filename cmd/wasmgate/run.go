@@ -33,7 +33,7 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	fs.StringVar(&f.input, "input", "", "payload as JSON text")
 	fs.StringVar(&f.inputFile, "input-file", "", "read the payload from this file")
 	fs.StringVar(&f.audit, "audit", "", "append the audit record to this JSON Lines file")
-	fs.StringVar(&f.engine, "engine", string(runtime.EngineWazero), "Wasm engine: wazero or wazero-interp")
+	fs.StringVar(&f.engine, "engine", string(runtime.EngineWazero), engineUsage)
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.StringVar(&f.traceID, "trace-id", "", "trace id (UUID) of the request (default: random)")
 	pretty := fs.Bool("pretty", false, "indent the printed result (the output is then re-indented too)")

@@ -47,7 +47,7 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	limits := runtime.Limits{MemoryPages: jstool.ScriptLimits.MemoryPages}
 	fs.StringVar(&config, "config", "", "registry configuration (JSON) whose actions the script calls (default: none)")
 	fs.StringVar(&auditFile, "audit", "", "append one audit record per tool call to this JSON Lines file")
-	fs.StringVar(&engineFlag, "engine", string(runtime.EngineWazero), "Wasm engine: wazero or wazero-interp")
+	fs.StringVar(&engineFlag, "engine", string(runtime.EngineWazero), engineUsage)
 	fs.StringVar(&cacheDirFlag, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.Int64Var(&limits.TimeoutMs, "timeout-ms", jstool.ScriptLimits.TimeoutMs, "the script's wall-clock limit in milliseconds, tool calls included")
 	fs.Uint64Var(&limits.Fuel, "fuel", jstool.ScriptLimits.Fuel, "the script's instruction budget (tool calls have their own)")

@@ -44,7 +44,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	auditPath := fs.String("audit", "", "append every call's audit record to this JSON Lines file")
 	maxConc := fs.Int("max-concurrency", 0, "tool calls running at once (default: 2 per CPU); as many more may wait briefly")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
-	engineName := fs.String("engine", string(runtime.EngineWazero), "Wasm engine: wazero or wazero-interp")
+	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	maxBody := fs.Int64("max-body-bytes", httpexec.DefaultMaxBodyBytes, "largest request body accepted")
 	maxExec := fs.Duration("max-execution-time", httpexec.DefaultMaxExecutionTime, "wall-clock limit of one tool call, advertised by /info (the protocol asks for at least 60s; less is for tests)")

@@ -354,6 +354,49 @@ func (f *fn) appendSlowPath(w []byte, t64 uint32) []byte {
 	return append(w, 0x0b)
 }
 
+// recordFailedGrow wraps the memory.grow at f.op, whose page count
+// chargeDynamic left in $t32, so that a grow that fails records the size it
+// asked for in GrowFailedGlobal, when that size is within the memory's own
+// maximum and larger than any recorded before:
+//
+//	memory.size; i64.extend_i32_u; local.get $t32; i64.extend_i32_u; i64.add; local.set $t64
+//	memory.grow 0
+//	local.tee $t32; i32.const -1; i32.eq
+//	local.get $t64; i64.const memMax; i64.le_u; i32.and
+//	local.get $t64; global.get $grow; i64.gt_u; i32.and
+//	if; local.get $t64; global.set $grow; end
+//	local.get $t32
+func (f *fn) recordFailedGrow() {
+	if f.cur < 0 || f.err != nil {
+		return
+	}
+	m := f.m
+	t32, t64 := f.local(tI32), f.scratch[0]
+	w := append(f.st.w, 0x3f, 0, 0xad, 0x20)
+	w = appendU32(w, t32)
+	w = append(w, 0xad, 0x7c, 0x21)
+	w = appendU32(w, t64)
+	f.st.w = w
+	f.flush(f.pos)
+	w = append(f.st.w, 0x22)
+	w = appendU32(w, t32)
+	w = append(w, 0x41, 0x7f, 0x46, 0x20)
+	w = appendU32(w, t64)
+	w = append(w, 0x42)
+	w = appendS64(w, int64(m.memMax))
+	w = append(w, 0x58, 0x71, 0x20)
+	w = appendU32(w, t64)
+	w = append(w, 0x23)
+	w = appendU32(w, m.growGlobal)
+	w = append(w, 0x56, 0x71, 0x04, 0x40, 0x20)
+	w = appendU32(w, t64)
+	w = append(w, 0x24)
+	w = appendU32(w, m.growGlobal)
+	w = append(w, 0x0b, 0x20)
+	w = appendU32(w, t32)
+	f.st.w = w
+}
+
 func (f *fn) chargeBulk() { f.chargeDynamic(0x88, bulkShift) }
 
 // Canonical NaNs, as they appear in a little-endian constant.
@@ -814,6 +857,7 @@ func (f *fn) body() error {
 			f.popT(tI32)
 			f.push(tI32)
 			f.chargeDynamic(0x86, growShift)
+			f.recordFailedGrow()
 		case 0x41:
 			f.signed(32)
 			f.push(tI32)

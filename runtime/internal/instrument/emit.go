@@ -46,18 +46,22 @@ func (m *module) emit(st *state) ([]byte, error) {
 		case secGlobal:
 			var at int
 			out, at = beginSection(out, id)
-			out = appendU32(out, uint32(len(m.globals)-m.nGlobImps+3))
+			out = appendU32(out, uint32(len(m.globals)-m.nGlobImps+4))
 			if s.present {
 				out = append(out, m.afterCount(s)...)
 			}
-			// wg_fuel: mut i64 = 0; wg_depth: mut i32 = 0; wg_reserve: mut i64 = 0.
-			out = append(out, tI64, 1, 0x42, 0, 0x0b, tI32, 1, 0x41, 0, 0x0b, tI64, 1, 0x42, 0, 0x0b)
+			// wg_fuel: mut i64 = 0; wg_depth: mut i32 = 0; wg_reserve: mut i64 = 0;
+			// wg_grow_failed: mut i64 = 0.
+			out = append(out, tI64, 1, 0x42, 0, 0x0b, tI32, 1, 0x41, 0, 0x0b, tI64, 1, 0x42, 0, 0x0b, tI64, 1, 0x42, 0, 0x0b)
 			out, err = endSection(out, at)
 		case secExport:
 			var at int
 			out, at = beginSection(out, id)
-			n := m.nExports + 3
+			n := m.nExports + 4
 			if m.start >= 0 {
+				n++
+			}
+			if m.hasMemory() {
 				n++
 			}
 			out = appendU32(out, uint32(n))
@@ -67,8 +71,12 @@ func (m *module) emit(st *state) ([]byte, error) {
 			out = appendExport(out, FuelGlobal, 3, m.fuelGlobal)
 			out = appendExport(out, DepthGlobal, 3, m.depthGlobal)
 			out = appendExport(out, ReserveGlobal, 3, m.reserveGlobal)
+			out = appendExport(out, GrowFailedGlobal, 3, m.growGlobal)
 			if m.start >= 0 {
 				out = appendExport(out, StartExport, 0, uint32(m.start))
+			}
+			if m.hasMemory() {
+				out = appendExport(out, MemoryExport, 2, 0)
 			}
 			out, err = endSection(out, at)
 		case secFunction:
@@ -116,6 +124,10 @@ func (m *module) emit(st *state) ([]byte, error) {
 	}
 	return bytes.Clone(out), nil
 }
+
+// hasMemory reports whether the instrumented module has a memory: its own,
+// or the empty one the refill needs.
+func (m *module) hasMemory() bool { return m.nMems > 0 || m.nCode > 0 }
 
 // afterCount returns a vector section's payload after its element count.
 func (m *module) afterCount(s section) []byte {

@@ -21,7 +21,7 @@ import (
 )
 
 // Version is bumped whenever the output for a given input changes; caches key on it.
-const Version = 2
+const Version = 3
 
 // Exported names the instrumented module gains.
 const (
@@ -32,6 +32,17 @@ const (
 	// slice in FuelGlobal; the guest refills the slice from it every Slice
 	// units. The budget left is FuelGlobal + ReserveGlobal.
 	ReserveGlobal = "wg_reserve"
+	// GrowFailedGlobal: mutable i64, initial 0: the largest memory size, in
+	// pages, that a failed memory.grow asked for, counting only sizes within
+	// the memory's own maximum (65536 pages without one). A host that caps
+	// memory below that maximum learns from it, after the run, whether a
+	// grow failed because of its cap (the value exceeds the cap) — without a
+	// callback from the engine.
+	GrowFailedGlobal = "wg_grow_failed"
+	// MemoryExport: the module's memory, exported under a name the host
+	// knows whatever the module exports: an engine whose host functions see
+	// only exported memories (wasmtime) sees what wazero shows them.
+	MemoryExport = "wg_memory"
 )
 
 // Costs in fuel.
@@ -88,6 +99,11 @@ type Options struct {
 // after one and never after any other. A host that stops a run by storing a
 // negative value into FuelGlobal must keep it above -2^62 so that later
 // charges cannot wrap around to positive.
+//
+// Every memory.grow that fails records the size it asked for in
+// GrowFailedGlobal (see there), so that a host whose engine cannot report a
+// refused grow learns of it from the guest's own code, like everything else
+// here.
 //
 // Every function counts itself into DepthGlobal on entry and out on every
 // exit: its body is wrapped in a block whose end all returns and branches

@@ -99,7 +99,11 @@ func TestInjectedCode(t *testing.T) {
 				[]byte{0x23, 0, 0x42, 2, 0x7d, 0x22, 1, 0x24, 0, 0x20, 1, 0x42, 0, 0x53, 0x04, 0x40, 0x20, 1, 0x10, 1, 0x0b},
 				[]byte{0x20, 0},
 				[]byte{0x22, 2, 0x23, 0, 0x20, 2, 0xad, 0x42, growShift, 0x86, 0x7d, 0x22, 1, 0x24, 0, 0x20, 1, 0x42, 0, 0x53, 0x04, 0x40, 0x20, 1, 0x10, 1, 0x0b},
+				[]byte{0x3f, 0, 0xad, 0x20, 2, 0xad, 0x7c, 0x21, 1}, // $t64 = the size asked for
 				[]byte{0x40, 0},
+				// a failure within the maximum (4) above the recorded size is recorded in global 3
+				[]byte{0x22, 2, 0x41, 0x7f, 0x46, 0x20, 1, 0x42, 4, 0x58, 0x71, 0x20, 1, 0x23, 3, 0x56, 0x71},
+				[]byte{0x04, 0x40, 0x20, 1, 0x24, 3, 0x0b, 0x20, 2},
 				[]byte{0x0b},
 			),
 		},
@@ -405,5 +409,58 @@ func TestOutputIsDeterministic(t *testing.T) {
 	}
 	for i := 0; i < 8; i++ {
 		require.NoError(t, <-errs)
+	}
+}
+
+// TestFailedGrowIsRecorded: a memory.grow that fails leaves the size it asked
+// for in GrowFailedGlobal when that size is within the memory's own maximum
+// (so the host's cap refused it), and the largest such size wins.
+func TestFailedGrowIsRecorded(t *testing.T) {
+	grow := func(limits []byte) []byte {
+		return buildModule(
+			sec(secType, vec(functype([]byte{tI32}, []byte{tI32}))),
+			sec(secFunction, vec(u32s(0))),
+			sec(secMemory, vec(limits)),
+			sec(secExport, vec(export("f", 0, 0))),
+			sec(secCode, vec(body(nil, 0x20, 0, 0x40, 0, 0x0b))),
+		)
+	}
+	withMax := grow([]byte{1, 1, 4})
+	noMax := grow([]byte{0, 1})
+	tests := []struct {
+		name     string
+		module   []byte
+		hostCap  uint32 // wazero's memory limit in pages, 0 for none
+		deltas   []uint64
+		results  []int32
+		recorded uint64
+	}{
+		{"a grow that succeeds", withMax, 0, []uint64{1}, []int32{1}, 0},
+		{"beyond the module's maximum", withMax, 0, []uint64{10}, []int32{-1}, 0},
+		{"beyond the host's cap", noMax, 2, []uint64{3}, []int32{-1}, 4},
+		{"beyond 4 GiB", noMax, 2, []uint64{70000}, []int32{-1}, 0},
+		{"the largest refused size", noMax, 2, []uint64{5, 2, 1}, []int32{-1, -1, 1}, 6},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		out, err := Instrument(tt.module, Options{MaxCallDepth: 10})
+		require.NoError(t, err, tt.name)
+		for _, eng := range engines {
+			cfg := eng.cfg().WithCoreFeatures(api.CoreFeaturesV2)
+			if tt.hostCap > 0 {
+				cfg = cfg.WithMemoryLimitPages(tt.hostCap)
+			}
+			rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+			mod, err := rt.Instantiate(ctx, out)
+			require.NoError(t, err)
+			mod.ExportedGlobal(FuelGlobal).(api.MutableGlobal).Set(uint64(budget))
+			for i, d := range tt.deltas {
+				res, err := mod.ExportedFunction("f").Call(ctx, d)
+				require.NoError(t, err)
+				assert.Equal(t, tt.results[i], int32(res[0]), "%s: %s, grow %d", tt.name, eng.name, d)
+			}
+			assert.Equal(t, tt.recorded, mod.ExportedGlobal(GrowFailedGlobal).Get(), "%s: %s", tt.name, eng.name)
+			require.NoError(t, rt.Close(ctx))
+		}
 	}
 }

@@ -70,6 +70,9 @@ type module struct {
 	nFuncImps int
 	tables    []byte // reference type of every table, imports first
 	nMems     int
+	// memMax is the memory's own maximum in pages (maxPages without one):
+	// a memory.grow beyond it fails whatever the host allows.
+	memMax    uint32
 	globals   []globalType // imports first
 	nGlobImps int
 	elemTypes []byte // reference type of every element segment
@@ -87,6 +90,7 @@ type module struct {
 	fuelGlobal    uint32
 	depthGlobal   uint32
 	reserveGlobal uint32
+	growGlobal    uint32
 	// refillFunc is the function the slow path of a fuel charge calls, and
 	// refillType its type, (i64) -> (); both are appended after the module's
 	// own when it has code.
@@ -327,6 +331,10 @@ func (m *module) memType(r *reader) {
 		return
 	}
 	m.nMems++
+	m.memMax = maxPages
+	if hasMax {
+		m.memMax = max
+	}
 	if m.nMems > 1 {
 		r.failAt(off, "multiple memories are not supported")
 	}
@@ -450,7 +458,7 @@ func (m *module) exports(r *reader) {
 		}
 		names = append(names, export{name, off})
 		switch string(name) {
-		case FuelGlobal, DepthGlobal, StartExport:
+		case FuelGlobal, DepthGlobal, StartExport, ReserveGlobal, GrowFailedGlobal, MemoryExport:
 			r.failAt(off, "export name %q is reserved for the instrumentation", name)
 			return
 		}
@@ -587,6 +595,7 @@ func (m *module) planAdditions() {
 	m.fuelGlobal = uint32(len(m.globals))
 	m.depthGlobal = m.fuelGlobal + 1
 	m.reserveGlobal = m.fuelGlobal + 2
+	m.growGlobal = m.fuelGlobal + 3
 	m.refillFunc = uint32(len(m.funcs))
 	if m.nCode > 0 {
 		m.refillType = m.funcTypeIndex([]byte{tI64}, nil)

@@ -739,6 +739,41 @@ func (m *Module) SplitData() (image, stripped []byte, err error) {
 	return image, stripped, nil
 }
 
+// EmptyPassiveData returns the module with every passive data segment made
+// empty and the active ones kept. Instantiated, it writes the image
+// SplitData returns, while memory.init and data.drop see what they see in
+// SplitData's stripped module: an engine that maps a module's initial
+// memory copy-on-write (wasmtime) instantiates it instead of the stripped
+// one, to the same effect. Call it once SplitData has accepted the module.
+func (m *Module) EmptyPassiveData() []byte {
+	out := append(make([]byte, 0, len(magic)), magic...)
+	for _, s := range m.Sections {
+		if s.ID != SectionData {
+			out = append(out, s.Raw...)
+			continue
+		}
+		content := appendU32(nil, uint32(len(m.Data)))
+		for _, d := range m.Data {
+			switch {
+			case !d.Active:
+				content = append(content, 0x01, 0x00) // passive, no bytes
+				continue
+			case d.Memory == 0:
+				content = append(content, 0x00)
+			default:
+				content = appendU32(append(content, 0x02), d.Memory)
+			}
+			content = append(content, d.Offset...)
+			content = appendU32(content, uint32(len(d.Init)))
+			content = append(content, d.Init...)
+		}
+		out = append(out, SectionData)
+		out = appendU32(out, uint32(len(content)))
+		out = append(out, content...)
+	}
+	return out
+}
+
 // constI32 evaluates "i32.const n; end" as an unsigned offset.
 func constI32(expr []byte) (uint32, bool) {
 	if len(expr) < 3 || expr[0] != 0x41 || expr[len(expr)-1] != 0x0b {

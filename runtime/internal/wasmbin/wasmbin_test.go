@@ -136,3 +136,38 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestSplitDataAndEmptyPassiveData: the image is what the active segments
+// write (later ones win), the stripped module has every segment passive and
+// empty, and EmptyPassiveData keeps the active ones and empties the rest.
+func TestSplitDataAndEmptyPassiveData(t *testing.T) {
+	b := module(
+		section(SectionMemory, 1, 0, 1),
+		section(SectionDataCount, 3),
+		section(SectionData, cat([]byte{3},
+			[]byte{0x00, 0x41, 2, 0x0b, 3, 'a', 'b', 'c'}, // active at 2
+			[]byte{0x01, 2, 'p', 'q'},                     // passive
+			[]byte{0x00, 0x41, 3, 0x0b, 1, 'X'},           // active at 3, over the first
+		)...),
+	)
+	m, err := Decode(b)
+	require.NoError(t, err)
+	image, stripped, err := m.SplitData()
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 0, 'a', 'X', 'c'}, image)
+
+	s, err := Decode(stripped)
+	require.NoError(t, err)
+	require.Len(t, s.Data, 3)
+	for _, d := range s.Data {
+		assert.Equal(t, DataSegment{Init: []byte{}}, d)
+	}
+
+	kept, err := Decode(m.EmptyPassiveData())
+	require.NoError(t, err)
+	require.Len(t, kept.Data, 3)
+	assert.Equal(t, m.Data[0], kept.Data[0])
+	assert.Equal(t, DataSegment{Init: []byte{}}, kept.Data[1])
+	assert.Equal(t, m.Data[2], kept.Data[2])
+	assert.Equal(t, m.Memories, kept.Memories)
+}

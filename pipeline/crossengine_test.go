@@ -1,0 +1,276 @@
+//go:build wasmtime
+
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// The cross-engine suite: every fixture in testdata/, every form of JS tool
+// in jstool/testdata/tools and toolscripts, run on wazero's compiler, its
+// interpreter and wasmtime. Replay requires the same status, reason codes,
+// output digest, fuel used and module digest from every run on every engine
+// (fuel excepted for timeouts, which depend on the clock); each request's
+// verdict is also pinned, so that agreeing on the wrong answer fails too.
+
+type crossRequest struct {
+	payload string
+	status  pipeline.Status
+	codes   []pipeline.ReasonCode
+}
+
+func success(payload string) crossRequest {
+	return crossRequest{payload, pipeline.StatusSuccess, []pipeline.ReasonCode{}}
+}
+
+func failure(payload string, codes ...pipeline.ReasonCode) crossRequest {
+	return crossRequest{payload, pipeline.StatusFailed, append([]pipeline.ReasonCode{pipeline.ExecutorException}, codes...)}
+}
+
+func blocked(payload string, codes ...pipeline.ReasonCode) crossRequest {
+	return crossRequest{payload, pipeline.StatusBlocked, codes}
+}
+
+func overLimit(payload string, code pipeline.ReasonCode) crossRequest {
+	return blocked(payload, pipeline.LimitExceeded, code)
+}
+
+func timedOut(payload string) crossRequest { return blocked(payload, pipeline.ExecutorTimeout) }
+
+type crossCase struct {
+	name     string
+	src      pipeline.ExecutorSource
+	limits   runtime.Limits
+	requests []crossRequest
+}
+
+func wasmFixture(name string) pipeline.ExecutorSource {
+	return pipeline.ExecutorSource{Wasm: filepath.Join("..", "testdata", name)}
+}
+
+func jsTool(file, export string) pipeline.ExecutorSource {
+	return pipeline.ExecutorSource{JS: filepath.Join("..", "jstool", "testdata", "tools", file), Tool: export}
+}
+
+// endless is a budget no test exhausts, for the cases the clock stops.
+const endless = 1 << 62
+
+func crossCases() []crossCase {
+	numbers := make([]string, 5000)
+	x := uint32(7)
+	for i := range numbers {
+		x = x*1664525 + 1013904223
+		numbers[i] = fmt.Sprint(int32(x) >> 12)
+	}
+	manyNumbers := `{"numbers":[` + strings.Join(numbers, ",") + `]}`
+	return []crossCase{
+		// ABI v1 in WAT and C, strict profile.
+		{"echo", wasmFixture("echo.wasm"), runtime.Limits{}, []crossRequest{
+			success(`{"b":[1,2.5,"x"],"a":null}`), success(`"just a string"`), success(`null`)}},
+		{"echo output limit", wasmFixture("echo.wasm"), runtime.Limits{MaxOutputBytes: 3}, []crossRequest{
+			overLimit(`{"a":1}`, pipeline.OutputTooLarge)}},
+		{"upper", wasmFixture("upper.wasm"), runtime.Limits{}, []crossRequest{
+			success(`{"text":"héllo \"q\" w"}`), failure(`{"text":5}`)}},
+		{"sum", wasmFixture("sum.wasm"), runtime.Limits{}, []crossRequest{
+			success(`{"numbers":[1,-2,40]}`), failure(`{"numbers":[1.5]}`)}},
+		{"sort (C)", wasmFixture("sort.wasm"), runtime.Limits{MaxListItems: 10000}, []crossRequest{
+			success(`{"numbers":[3,-1,2]}`), success(`{"numbers":[]}`), success(manyNumbers)}},
+		{"floats (C)", wasmFixture("floats.wasm"), runtime.Limits{}, []crossRequest{
+			success(`{"count":300,"seed":11}`), success(`{"count":1000,"seed":3}`)}},
+		{"noout", wasmFixture("noout.wasm"), runtime.Limits{}, []crossRequest{success(`{}`)}},
+		{"notjson", wasmFixture("notjson.wasm"), runtime.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
+		{"fail", wasmFixture("fail.wasm"), runtime.Limits{}, []crossRequest{failure(`{}`)}},
+		{"trap", wasmFixture("trap.wasm"), runtime.Limits{}, []crossRequest{failure(`{}`)}},
+		{"spin", wasmFixture("spin.wasm"), runtime.Limits{}, []crossRequest{success(`{"n":12345}`)}},
+		{"tablegrow", wasmFixture("tablegrow.wasm"), runtime.Limits{}, []crossRequest{success(`{}`)}},
+		// The virtual WASI: a Go command and ABI v1 over WASI imports.
+		{"textstats (Go)", wasmFixture("textstats.wasm"), runtime.Limits{}, []crossRequest{
+			success(`{"text":"héllo big world"}`), failure(`{"nope":1}`)}},
+		{"wasi_abi", wasmFixture("wasi_abi.wasm"), runtime.Limits{}, []crossRequest{
+			success(`{}`), success(`{"seed":1}`), success(`{"seed":2}`)}},
+		// Hostile guests.
+		{"loop, fuel", wasmFixture("loop.wasm"), runtime.Limits{}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
+		{"loop, time", wasmFixture("loop.wasm"), runtime.Limits{Fuel: endless, TimeoutMs: 100}, []crossRequest{timedOut(`{}`)}},
+		{"startloop, fuel", wasmFixture("startloop.wasm"), runtime.Limits{Fuel: 1000}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
+		{"startloop, time", wasmFixture("startloop.wasm"), runtime.Limits{Fuel: endless, TimeoutMs: 100}, []crossRequest{timedOut(`{}`)}},
+		{"recurse", wasmFixture("recurse.wasm"), runtime.Limits{}, []crossRequest{overLimit(`{}`, pipeline.StackExhausted)}},
+		{"grow", wasmFixture("grow.wasm"), runtime.Limits{MemoryPages: 8}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
+		{"grow, manifest limit", wasmFixture("grow.wasm"), runtime.Limits{}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
+		{"bigout", wasmFixture("bigout.wasm"), runtime.Limits{MaxOutputBytes: 65536}, []crossRequest{overLimit(`{}`, pipeline.OutputTooLarge)}},
+		{"bigout, room", wasmFixture("bigout.wasm"), runtime.Limits{MaxOutputBytes: 2 << 20, MaxPayloadBytes: 2 << 20}, []crossRequest{success(`{}`)}},
+		{"memory below the module's minimum", wasmFixture("textstats.wasm"), runtime.Limits{MemoryPages: 2}, []crossRequest{overLimit(`{"text":"x"}`, pipeline.MemoryExhausted)}},
+		// Refused by admission, the same on every engine.
+		{"refused: env import", wasmFixture("refused/env_import.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: shared memory", wasmFixture("refused/shared_memory.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: missing export", wasmFixture("refused/missing_export.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: WASI and env", wasmFixture("refused/wasi_and_env.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: bad manifest", wasmFixture("refused/bad_manifest.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"no manifest", wasmFixture("nomanifest.wasm"), runtime.Limits{}, []crossRequest{success(`{"a":[1,2]}`)}},
+
+		// JS tools, every form, from the snapshot taken after loading.
+		{"js: trim", jsTool("trim.js", ""), runtime.Limits{}, []crossRequest{success(`{"text":"  hi  "}`), success(`{"text":""}`)}},
+		{"js: async", jsTool("async.mjs", ""), runtime.Limits{}, []crossRequest{success(`{"n":21}`)}},
+		{"js: TypeScript, top-level await", jsTool("typed.ts", ""), runtime.Limits{}, []crossRequest{success(`{"words":["a","abc","ab"]}`)}},
+		{"js: default object", jsTool("default_object.js", ""), runtime.Limits{}, []crossRequest{success(`{"name":"ann"}`)}},
+		{"js: factory", jsTool("factory.js", ""), runtime.Limits{}, []crossRequest{success(`{"q":"x"}`)}},
+		{"js: pkg[name]", jsTool("package_shape.js", "upper"), runtime.Limits{}, []crossRequest{success(`{"s":"Ab"}`)}},
+		{"js: pkg.default[name]", jsTool("package_shape.js", "lower"), runtime.Limits{}, []crossRequest{success(`{"s":"Ab"}`)}},
+		{"js: pkg.default", jsTool("package_shape.js", "missing"), runtime.Limits{}, []crossRequest{success(`{"s":"Ab"}`)}},
+		{"js: determinism profile", jsTool("profile.js", ""), runtime.Limits{}, []crossRequest{success(`{"seed":1}`), success(`{"seed":2}`)}},
+		{"js: undefined", jsTool("returns_undefined.js", ""), runtime.Limits{}, []crossRequest{success(`{}`)}},
+		{"js: chatty", jsTool("chatty.js", ""), runtime.Limits{Fuel: 1 << 32}, []crossRequest{success(`{}`)}},
+		{"js: ai package tool", jsTool("ai/weather.ts", "weather"), runtime.Limits{}, []crossRequest{success(`{"location":"Paris"}`)}},
+		{"js: slugify", pipeline.ExecutorSource{JS: filepath.Join("..", "guests", "js", "slugify.ts")}, runtime.Limits{}, []crossRequest{
+			success(`{"title":"The Art of Governed Execution"}`), success(`{"title":"Crème brûlée, à la carte","maxLength":12}`), failure(`{"title":42}`)}},
+		{"js: throws", jsTool("throws.js", ""), runtime.Limits{}, []crossRequest{failure(`{"reason":"no"}`)}},
+		{"js: rejects", jsTool("rejects.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`)}},
+		{"js: returns a function", jsTool("returns_function.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
+		{"js: returns a BigInt", jsTool("returns_bigint.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
+		{"js: returns a cycle", jsTool("returns_cycle.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
+		{"js: never settles", jsTool("never_settles.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`)}},
+		{"js: uses fs", jsTool("uses_fs.js", ""), runtime.Limits{}, []crossRequest{failure(`{"path":"/etc/passwd"}`)}},
+		{"js: dynamic import", jsTool("dynamic_import.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`)}},
+		{"js: endless, fuel", jsTool("endless.js", ""), runtime.Limits{Fuel: 5_000_000}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
+		{"js: endless, time", jsTool("endless.js", ""), runtime.Limits{Fuel: endless, TimeoutMs: 200}, []crossRequest{timedOut(`{}`)}},
+		{"js: allocation bomb", jsTool("alloc_bomb.js", ""), runtime.Limits{MemoryPages: 128}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
+		{"js: deep recursion", jsTool("deep.js", ""), runtime.Limits{}, []crossRequest{success(`{"n":50}`), overLimit(`{"n":100000}`, pipeline.StackExhausted)}},
+		{"js: output limit", jsTool("trim.js", ""), runtime.Limits{MaxOutputBytes: 8}, []crossRequest{overLimit(`{"text":"  a longer text  "}`, pipeline.OutputTooLarge)}},
+		{"js: throws while loading", jsTool("throws_on_load.js", ""), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"js: no execute", jsTool("no_execute.js", ""), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"js: export not found", jsTool("trim.js", "nope"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+	}
+}
+
+// crossEngines are every engine of the build, shared by the suite's cases.
+func crossEngines(t *testing.T) []runtime.Engine {
+	t.Helper()
+	ctx := context.Background()
+	var engines []runtime.Engine
+	for _, name := range runtime.Engines() {
+		e, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = e.Close(context.Background()) })
+		engines = append(engines, e)
+	}
+	require.Len(t, engines, 3, "wazero, wazero-interp and wasmtime")
+	return engines
+}
+
+func TestCrossEngine(t *testing.T) {
+	engines := crossEngines(t)
+	for _, c := range crossCases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			limits := c.limits
+			if limits.TimeoutMs == 0 {
+				// Only the timeout cases depend on the clock: the
+				// interpreter and parallel cases slow the others down.
+				limits.TimeoutMs = 120_000
+			}
+			var corpus []pipeline.ReplayRequest
+			for _, r := range c.requests {
+				corpus = append(corpus, pipeline.ReplayRequest{Request: pipeline.ActionRequest{Action: "x", Payload: json.RawMessage(r.payload)}})
+			}
+			rep, err := pipeline.Replay(ctx, pipeline.ReplayConfig{
+				Corpus:  corpus,
+				Engines: engines,
+				Runs:    2,
+				Registry: func(ctx context.Context, e runtime.Engine) (*pipeline.Registry, error) {
+					return pipeline.RegistryForSource(ctx, e, c.src, "x", limits)
+				},
+			})
+			require.NoError(t, err)
+			for _, d := range rep.Divergences {
+				t.Errorf("divergence: %s", d)
+			}
+			require.Len(t, rep.Requests, len(c.requests))
+			for i, want := range c.requests {
+				got := rep.Requests[i]
+				verdict := pipeline.ReplayAgrees
+				if len(want.codes) == 1 && want.codes[0] == pipeline.ExecutorTimeout {
+					verdict = pipeline.ReplayTimingDependent
+				}
+				assert.Equal(t, verdict, got.Verdict, "request %d", i+1)
+				assert.Equal(t, want.status, got.Status, "request %d", i+1)
+				assert.Equal(t, want.codes, got.ReasonCodes, "request %d", i+1)
+				out := "-"
+				if got.OutputDigest != nil {
+					out = (*got.OutputDigest)[:12]
+				}
+				t.Logf("%-8s %-36s output %-12s fuel %d", got.Status, fmt.Sprint(got.ReasonCodes), out, got.FuelUsed)
+			}
+		})
+	}
+}
+
+// TestCrossEngineToolscript runs toolscripts that call registered actions (a
+// JS tool and Wasm executors) on every engine: the script's result, its fuel
+// and every call it made come out the same.
+func TestCrossEngineToolscript(t *testing.T) {
+	ctx := context.Background()
+	scripts := []struct{ script, registry string }{
+		{"combine.ts", "registry.json"},
+		{"slug_then_upper.ts", "tools.json"},
+		{"catch_failure.ts", "registry.json"},
+		{"loop.ts", "registry.json"},
+	}
+	type result struct {
+		Kind     runtime.OutcomeKind
+		Output   string
+		FuelUsed uint64
+		Calls    []string
+	}
+	for _, s := range scripts {
+		t.Run(s.script, func(t *testing.T) {
+			results := map[runtime.EngineName]result{}
+			for _, e := range crossEngines(t) {
+				reg, err := pipeline.LoadRegistry(ctx, filepath.Join("..", "testdata", s.registry), e)
+				require.NoError(t, err)
+				bundle, err := jstool.BundleScript(filepath.Join("..", "testdata", "scripts", s.script), reg.Actions())
+				require.NoError(t, err)
+				p := pipeline.New(reg, audit.NewMemorySink())
+				var calls []string
+				out, err := jstool.RunScript(ctx, e, bundle, jstool.ScriptOptions{
+					Limits: runtime.Limits{Fuel: 100_000_000},
+					Call: func(ctx context.Context, action string, params json.RawMessage) (jstool.ToolCallResult, error) {
+						res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: params, TraceID: pipeline.ReplayTraceID(len(calls) + 1)})
+						if err != nil {
+							return jstool.ToolCallResult{}, err
+						}
+						digest := "-"
+						if res.OutputDigest != nil {
+							digest = *res.OutputDigest
+						}
+						calls = append(calls, fmt.Sprintf("%s %s %v %s fuel %d", action, res.Status, res.ReasonCodes, digest, res.FuelUsed))
+						codes := make([]string, len(res.ReasonCodes))
+						for i, c := range res.ReasonCodes {
+							codes[i] = string(c)
+						}
+						return jstool.ToolCallResult{Status: string(res.Status), ReasonCodes: codes, TraceID: res.TraceID, Output: res.Output, Message: res.Message}, nil
+					},
+				})
+				require.NoError(t, err)
+				results[e.Name()] = result{out.Kind, string(out.Output), out.FuelUsed, calls}
+			}
+			want := results[runtime.EngineWazero]
+			t.Logf("%s: %s %s fuel %d, calls %q", s.script, want.Kind, want.Output, want.FuelUsed, want.Calls)
+			for name, got := range results {
+				assert.Equal(t, want, got, "%s on %s", s.script, name)
+			}
+		})
+	}
+}
