@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -68,35 +67,6 @@ func TestUnexportedMemoryOnEveryEngine(t *testing.T) {
 	})
 	for _, o := range outcomes[1:] {
 		assert.Equal(t, outcomes[0], o)
-	}
-}
-
-// Guests run in cgo calls, which hand their scheduler thread back to Go, so
-// the epoch ticker runs even with GOMAXPROCS 1 and every guest spinning.
-func TestWasmtimeDeadlineWithEveryThreadBusy(t *testing.T) {
-	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
-	mod, err := wasmtimeEngine(t, runtime.NewConfig()).Load(context.Background(), fixture(t, "loop.wasm"))
-	require.NoError(t, err)
-	const guests = 3
-	kinds := make(chan runtime.OutcomeKind, guests)
-	for range guests {
-		go func() {
-			in := input(`{}`)
-			in.Limits = runtime.Limits{TimeoutMs: 50, Fuel: 1 << 62}
-			out, err := mod.Run(context.Background(), in)
-			if err != nil {
-				t.Error(err)
-			}
-			kinds <- out.Kind
-		}()
-	}
-	for range guests {
-		select {
-		case k := <-kinds:
-			assert.Equal(t, runtime.Timeout, k)
-		case <-time.After(time.Minute):
-			t.Fatal("a deadline never fired")
-		}
 	}
 }
 
