@@ -173,25 +173,45 @@
   }
   const hasExecute = (v) => v != null && typeof v.execute === "function";
 
-  // Which value is the tool, by the HTTP executor protocol's rules:
-  // pkg[name], then pkg.default?.[name], then pkg.default. Without a name the
-  // module itself is the tool when it exports execute, else its default.
+  // Which value is the tool, as the HTTP executor protocol's reference
+  // executors find it: pkg[name] || pkg.default?.[name] || pkg.default.
+  // Without a name the module itself is the tool when it exports execute,
+  // else its default. A value with execute is the tool; a plain function is
+  // a factory (called per execution, see instantiate); a class, or anything
+  // else, is not a tool.
   function resolve(ns, name) {
     let c, where;
     if (name !== "") {
-      c = ns[name]; where = "export " + JSON.stringify(name);
-      if (c === undefined && ns.default != null) c = ns.default[name];
-      if (c === undefined) { c = ns.default; where = "the default export"; }
-      if (c === undefined) return { k: "notfound", message: "the tool exports no " + JSON.stringify(name) + " (nor a default export)" };
+      // Own properties only: "constructor" or "__proto__" name no export.
+      const own = (o) => o != null && (typeof o === "object" || typeof o === "function") &&
+        Object.prototype.hasOwnProperty.call(o, name) ? o[name] : undefined;
+      const def = ns.default;
+      if (own(ns)) { c = ns[name]; where = "export " + JSON.stringify(name); }
+      else if (own(def)) { c = def[name]; where = "the default export's " + JSON.stringify(name); }
+      else { c = def; where = "the default export"; }
+      if (!c) return { k: "notfound", message: "the tool exports no " + JSON.stringify(name) + " (nor a default export)" };
     } else if (typeof ns.execute === "function") {
       c = ns; where = "the module";
     } else {
       c = ns.default; where = "the default export";
-      if (c === undefined) return { k: "notfound", message: "the tool exports neither execute nor a default export" };
+      if (!c) return { k: "notfound", message: "the tool exports neither execute nor a default export" };
     }
     if (hasExecute(c)) { tool = c; return { k: "ok" }; }
-    if (typeof c === "function") { factory = c; return { k: "ok" }; }
-    return { k: "invalid", message: where + " has no execute function and is not a factory" };
+    if (typeof c === "function") {
+      if (isClass(c)) return { k: "invalid", message: where + " is a class, not a tool: a tool is an object with an execute function, or a function that returns one" };
+      factory = c;
+      return { k: "ok" };
+    }
+    return { k: "invalid", message: where + " is " + kind(c) + " with no execute function, not a tool" };
+  }
+  function isClass(f) {
+    try { return /^class[\s{]/.test(Function.prototype.toString.call(f)); } catch (e) { return false; }
+  }
+  function kind(v) {
+    if (v === null || v === undefined) return String(v);
+    if (Array.isArray(v)) return "an array";
+    const t = typeof v;
+    return (t === "object" ? "an " : "a ") + t;
   }
 
   function load(namespace, name) {
@@ -205,14 +225,32 @@
 
   function invoke(params, env) {
     if (tool !== null) return tool.execute(params, OPTIONS);
-    return Promise.resolve(factory()).then((t) => hasExecute(t) ? t : factory(env)).then((t) => {
-      if (!hasExecute(t)) {
-        const e = new Error("the factory returned no object with an execute function");
-        e.invalidTool = true;
-        throw e;
-      }
-      return t.execute(params, OPTIONS);
-    });
+    return instantiate(env).then((t) => t.execute(params, OPTIONS));
+  }
+
+  // instantiate turns the factory into a tool as the reference executors
+  // do: call it with no argument; if that throws or gives no tool, call it
+  // with the request's env. Only when both fail is the export not a tool
+  // (TOOL_INVALID, both reasons named); what execute then throws is the
+  // tool's own error.
+  function instantiate(env) {
+    const attempt = (args) => {
+      let r;
+      try { r = factory(...args); } catch (e) { return Promise.resolve({ why: "threw " + brief(e) }); }
+      return Promise.resolve(r).then(
+        (t) => hasExecute(t) ? { tool: t } : { why: "returned " + kind(t) + " with no execute function" },
+        (e) => ({ why: "rejected with " + brief(e) }));
+    };
+    return attempt([]).then((a) => a.tool !== undefined ? a.tool : attempt([env]).then((b) => {
+      if (b.tool !== undefined) return b.tool;
+      const e = new Error("the factory gave no tool: called with no argument it " + a.why +
+        "; called with the env it " + b.why);
+      e.invalidTool = true;
+      throw e;
+    }));
+  }
+  function brief(e) {
+    return e instanceof Error ? String(e.name) + ": " + String(e.message) : show(e);
   }
 
   // toJSON is JSON.stringify that refuses what has no JSON form instead of

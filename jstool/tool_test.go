@@ -159,7 +159,7 @@ func TestToolOutcomes(t *testing.T) {
 			`executor "throws_on_load": TOOL_INVALID: testdata/tools/throws_on_load.js: the tool threw while it was loaded: SyntaxError:`},
 		{"no execute", "no_execute.js", `{}`, runtime.Limits{},
 			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
-			`executor "no_execute": TOOL_INVALID: testdata/tools/no_execute.js: the default export has no execute function and is not a factory`},
+			`executor "no_execute": TOOL_INVALID: testdata/tools/no_execute.js: the default export is an object with no execute function, not a tool`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -90,7 +90,7 @@ func TestRunPackage(t *testing.T) {
 	// and it has no execute.
 	r = wasmgate(t, "", "run", "--package", "@acme/text-tools@2.1.0", "--tool", "whisper", "--tools-dir", store, "--input", `{"s":"hi"}`)
 	assert.Equal(t, exitBlocked, r.code)
-	assert.Contains(t, parseResult(t, r).Message, "TOOL_INVALID: @acme/text-tools@2.1.0: the default export has no execute function and is not a factory")
+	assert.Contains(t, parseResult(t, r).Message, "TOOL_INVALID: @acme/text-tools@2.1.0: the default export is an object with no execute function, not a tool")
 
 	// The package form replays like any executor.
 	corpus := corpusFile(t, `{"payload":{"s":"a"}}`, `{"payload":{"s":1}}`)

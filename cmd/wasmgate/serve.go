@@ -19,16 +19,17 @@ import (
 
 const serveHelp = `Usage:
   wasmgate serve [--addr 127.0.0.1:8080] [--config FILE] [--tools-dir DIR] [--audit FILE]
-                 [--max-concurrency N] [--log-format text|json]
+                 [--max-concurrency N] [--log-format text|json] [--auth-all]
 
 Serves the HTTP executor protocol v1.0: GET /health, POST /execute-tool,
 GET /info (also under /api/), and GET /metrics (Prometheus). A request's
 packageName names an action or executor of --config, or an npm package of
 JS tools, installed into the tool store on first use. Every call runs in a
 fresh sandbox and is audited (--audit FILE; without it records are checked
-and dropped). When EXECUTOR_API_KEY is set, every request but OPTIONS needs
-"Authorization: Bearer <key>". SIGTERM or SIGINT stops accepting requests
-and waits for the calls in flight.
+and dropped). When EXECUTOR_API_KEY is set, POST /execute-tool needs
+"Authorization: Bearer <key>" (/health, /info and /metrics stay open, as the
+protocol's OpenAPI description has it; --auth-all guards them too). SIGTERM
+or SIGINT stops accepting requests and waits for the calls in flight.
 
 Flags:
 `
@@ -48,6 +49,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	maxBody := fs.Int64("max-body-bytes", httpexec.DefaultMaxBodyBytes, "largest request body accepted")
 	maxExec := fs.Duration("max-execution-time", httpexec.DefaultMaxExecutionTime, "wall-clock limit of one tool call, advertised by /info (the protocol asks for at least 60s; less is for tests)")
+	authAll := fs.Bool("auth-all", false, "require EXECUTOR_API_KEY on every route (/health, /info, /metrics too), not only on /execute-tool")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveHelp)
 		fs.PrintDefaults()
@@ -67,6 +69,8 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		return e.fail("serve", usagef("--max-body-bytes must be positive"))
 	case *maxExec < time.Second:
 		return e.fail("serve", usagef("--max-execution-time must be at least 1s"))
+	case *authAll && os.Getenv("EXECUTOR_API_KEY") == "":
+		return e.fail("serve", usagef("--auth-all needs a key: set EXECUTOR_API_KEY"))
 	}
 	name, err := runtime.ParseEngineName(*engineName)
 	if err != nil {
@@ -115,6 +119,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		Store:                 store,
 		Sink:                  sink,
 		APIKey:                os.Getenv("EXECUTOR_API_KEY"),
+		AuthAll:               *authAll,
 		MaxConcurrency:        *maxConc,
 		MaxBodyBytes:          *maxBody,
 		MaxExecutionTime:      *maxExec,
@@ -137,7 +142,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		ErrorLog:       slog.NewLogLogger(handler, slog.LevelWarn),
 	}
 	logger.Info("listening", "url", "http://"+ln.Addr().String(), "tools_dir", store.Dir,
-		"auth", os.Getenv("EXECUTOR_API_KEY") != "", "audit", *auditPath)
+		"auth", authScope(os.Getenv("EXECUTOR_API_KEY") != "", *authAll), "audit", *auditPath)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -156,4 +161,15 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	}
 	logger.Info("stopped")
 	return exitSuccess
+}
+
+// authScope says in the listening line what the API key guards.
+func authScope(key, all bool) string {
+	switch {
+	case !key:
+		return "none"
+	case all:
+		return "all routes"
+	}
+	return "/execute-tool"
 }

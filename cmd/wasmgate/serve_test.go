@@ -35,12 +35,28 @@ import (
 // saturation and a graceful stop).
 
 // acmeTools is an npm package of tools, laid out in a tool store without
-// npm: a plain tool, one that throws, an export that is no tool, and a
-// factory that reads the request's env.
+// npm: a plain tool, one that throws, an export that is no tool, a factory
+// that reads the request's env, one that throws unless it is given the env,
+// one that throws either way, and a class.
 const acmeTools = `export const shout = { execute: ({ s }) => ({ s: s.toUpperCase() }) };
 export const boom = { execute: () => { throw new Error("boom") } };
 export const notool = 42;
 export const withkey = (env) => env ? { execute: () => ({ keyLength: env.API_KEY.length }) } : undefined;
+export const needsenv = (env) => {
+  if (env === undefined) throw new Error("API_KEY is required");
+  return { execute: () => ({ configured: Object.keys(env).length }) };
+};
+export const broken = (env) => { throw new RangeError(env === undefined ? "no config" : "bad config"); };
+export class Greeter { execute() { return "hi"; } }
+`
+
+// normalizeWhitespace stands in for @tpmjs/tools-normalize-whitespace@0.2.0,
+// the package the protocol authors' compliance suite executes (it is not on
+// the registry this project can reach): an AI SDK-style tool.
+const normalizeWhitespace = `export const normalizeWhitespaceTool = {
+  description: "Collapse runs of whitespace into one space",
+  execute: async ({ text }) => ({ text: text.replace(/\s+/g, " ").trim() }),
+};
 `
 
 // spinner is a package whose one tool never returns; its package.json sets
@@ -338,11 +354,12 @@ func TestServeCompliance(t *testing.T) {
 	const key = "test-key-5b1f"
 	store := toolStore(t,
 		storePackage{"acme-tools", "1.0.0", acmeTools, `{"name":"acme-tools","version":"1.0.0"}`},
+		storePackage{"@tpmjs/tools-normalize-whitespace", "0.2.0", normalizeWhitespace, `{"name":"@tpmjs/tools-normalize-whitespace","version":"0.2.0"}`},
 		spinPackage("acme-slow", `{"timeout_ms":300}`),
 		spinPackage("acme-metered", `{"fuel":1000000}`),
 	)
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	srv := startServe(t, []string{"EXECUTOR_API_KEY=" + key},
+	srv := startServe(t, []string{"EXECUTOR_API_KEY=" + key, "npm_config_registry=" + emptyRegistry(t)},
 		"--config", td("tools.json"), "--tools-dir", store, "--audit", auditPath,
 		"--max-body-bytes", "1024", "--log-format", "json")
 	c := newProtocolClient(srv.url, key)
@@ -375,6 +392,7 @@ func TestServeCompliance(t *testing.T) {
 			{"registry action (TypeScript)", call("text.slug", "", "slug", `{"title":"The Quick Brown Fox"}`), `{"slug":"quick-brown-fox","removed":["the"]}`},
 			{"registry executor (Wasm)", call("upper", "", "upper", `{"text":"abc"}`), `{"text":"ABC"}`},
 			{"factory given the env", `{"packageName":"acme-tools","version":"1.0.0","name":"withkey","env":{"API_KEY":"12345"}}`, `{"keyLength":5}`},
+			{"factory that throws until given the env", `{"packageName":"acme-tools","version":"1.0.0","name":"needsenv","env":{"API_KEY":"k","REGION":"eu"}}`, `{"configured":2}`},
 		}
 		for _, tc := range cases {
 			for _, path := range []string{"/execute-tool", "/api/execute-tool"} {
@@ -398,7 +416,10 @@ func TestServeCompliance(t *testing.T) {
 			{"inherited property", call("acme-tools", "1.0.0", "__proto__", `{}`), "TOOL_NOT_FOUND", `the tool exports no "__proto__"`},
 			{"prototype method", call("acme-tools", "1.0.0", "constructor", `{}`), "TOOL_NOT_FOUND", `the tool exports no "constructor"`},
 			{"path as a name", call("acme-tools", "1.0.0", "../../etc/passwd", `{}`), "TOOL_NOT_FOUND", `the tool exports no "../../etc/passwd"`},
-			{"export that is no tool", call("acme-tools", "1.0.0", "notool", `{}`), "TOOL_INVALID", `export "notool" has no execute function and is not a factory`},
+			{"export that is no tool", call("acme-tools", "1.0.0", "notool", `{}`), "TOOL_INVALID", `export "notool" is a number with no execute function, not a tool`},
+			{"class", call("acme-tools", "1.0.0", "Greeter", `{}`), "TOOL_INVALID", `export "Greeter" is a class, not a tool`},
+			{"factory that fails both ways", call("acme-tools", "1.0.0", "broken", `{}`), "TOOL_INVALID",
+				"the factory gave no tool: called with no argument it threw RangeError: no config; called with the env it threw RangeError: bad config"},
 			{"thrown error", call("acme-tools", "1.0.0", "boom", `{}`), "TOOL_EXECUTION_ERROR", "Error: boom"},
 			{"wall clock (timeout_ms 300)", call("acme-slow", "1.0.0", "spin", `{}`), "EXECUTION_TIMEOUT", "EXECUTOR_TIMEOUT"},
 			{"fuel (1,000,000)", call("acme-metered", "1.0.0", "spin", `{}`), "EXECUTION_TIMEOUT", "FUEL_EXHAUSTED"},
@@ -432,7 +453,9 @@ func TestServeCompliance(t *testing.T) {
 			{c, http.MethodGet, "/execute-tool", "", http.StatusMethodNotAllowed},
 			{c, http.MethodPost, "/execute-tool", call("acme-tools", "1.0.0", "shout", `{"s":"`+strings.Repeat("a", 2000)+`"}`), http.StatusRequestEntityTooLarge},
 			{c, http.MethodGet, "/metrics", "", http.StatusOK},
-			{anon, http.MethodOptions, "/execute-tool", "", http.StatusNoContent},
+			{anon, http.MethodOptions, "/execute-tool", "", http.StatusOK},
+			{anon, http.MethodGet, "/health", "", http.StatusOK},
+			{anon, http.MethodGet, "/info", "", http.StatusOK},
 		}
 		for _, rq := range reqs {
 			r := rq.client.do(t, rq.method, rq.path, rq.body, "X-TPMJS-Protocol-Version", "1.0")
@@ -448,7 +471,7 @@ func TestServeCompliance(t *testing.T) {
 				"Origin", "https://app.example",
 				"Access-Control-Request-Method", "POST",
 				"Access-Control-Request-Headers", "authorization, content-type")
-			require.Equal(t, http.StatusNoContent, r.status, "%s: %s", path, r.body)
+			require.Equal(t, http.StatusOK, r.status, "%s: %s", path, r.body)
 			assert.Empty(t, r.body)
 			assertProtocolHeaders(t, r)
 			methods := r.header.Get("Access-Control-Allow-Methods")
@@ -494,27 +517,52 @@ func TestServeCompliance(t *testing.T) {
 	t.Run("auth", func(t *testing.T) {
 		body := call("acme-tools", "1.0.0", "shout", `{"s":"k"}`)
 		for _, auth := range []string{"", "Bearer wrong-key", "Bearer ", "Basic " + key, key, "Bearer " + key + "x"} {
-			for _, rq := range []struct{ method, path, body string }{
-				{http.MethodPost, "/execute-tool", body},
-				{http.MethodPost, "/api/execute-tool", body},
-				{http.MethodGet, "/health", ""},
-				{http.MethodGet, "/info", ""},
-				{http.MethodGet, "/metrics", ""},
-			} {
+			with := func(path, body string) reply {
+				if auth == "" {
+					return anon.do(t, http.MethodPost, path, body)
+				}
+				return anon.do(t, http.MethodPost, path, body, "Authorization", auth)
+			}
+			for _, path := range []string{"/execute-tool", "/api/execute-tool"} {
+				requireRefusal(t, with(path, body), http.StatusUnauthorized, "UNAUTHORIZED", "API key")
+			}
+			// The OpenAPI description secures /execute-tool alone: clients
+			// probe health and info without a key.
+			for _, path := range []string{"/health", "/api/health", "/info", "/api/info", "/metrics"} {
 				var r reply
 				if auth == "" {
-					r = anon.do(t, rq.method, rq.path, rq.body)
+					r = anon.do(t, http.MethodGet, path, "")
 				} else {
-					r = anon.do(t, rq.method, rq.path, rq.body, "Authorization", auth)
+					r = anon.do(t, http.MethodGet, path, "", "Authorization", auth)
 				}
-				requireRefusal(t, r, http.StatusUnauthorized, "UNAUTHORIZED", "API key")
+				assert.Equal(t, http.StatusOK, r.status, "%s with %q: %s", path, auth, r.body)
 			}
 		}
 		r, tr := c.execute(t, "/execute-tool", body)
 		requireSuccess(t, r, tr, `{"s":"K"}`)
 		r = anon.do(t, http.MethodOptions, "/execute-tool", "")
-		assert.Equal(t, http.StatusNoContent, r.status, "OPTIONS needs no key")
-		assert.Contains(t, srv.logText(), `"auth":true`, "the listening line says auth is on")
+		assert.Equal(t, http.StatusOK, r.status, "OPTIONS needs no key")
+		assert.Contains(t, srv.logText(), `"auth":"/execute-tool"`, "the listening line says what the key guards")
+	})
+
+	t.Run("the protocol authors' compliance suite", func(t *testing.T) {
+		// The suite is handed the key, as `executor-test URL --api-key K`
+		// would be; it sends it on /execute-tool only.
+		checks := tpmjsComplianceSuite(srv.url, key)
+		require.Len(t, checks, 15)
+		for _, check := range checks {
+			assert.True(t, check.passed, "%s: %s", check.name, check.message)
+		}
+		// Its fixture ran, and its nonexistent package is the protocol's
+		// PACKAGE_NOT_FOUND (1.1: load, PACKAGE_IMPORT_FAILED).
+		r, tr := c.execute(t, "/execute-tool", `{"packageName":"@tpmjs/tools-normalize-whitespace","name":"normalizeWhitespaceTool","version":"0.2.0","params":{"text":" hello   world "}}`)
+		requireSuccess(t, r, tr, `{"text":"hello world"}`)
+		r, tr = c.execute(t, "/execute-tool", `{"packageName":"@tpmjs/nonexistent-package-12345","name":"nonexistentTool","version":"0.0.0","params":{}}`)
+		requireToolError(t, r, tr, "PACKAGE_NOT_FOUND", "@tpmjs/nonexistent-package-12345@0.0.0")
+		var typed struct{ ErrorStage, ErrorCode string }
+		require.NoError(t, json.Unmarshal(r.body, &typed))
+		assert.Equal(t, "load", typed.ErrorStage)
+		assert.Equal(t, "PACKAGE_IMPORT_FAILED", typed.ErrorCode)
 	})
 
 	// What else the server promises.
@@ -898,4 +946,29 @@ func TestServeAuthScheme(t *testing.T) {
 		r := c.do(t, http.MethodPost, "/execute-tool", body, "Authorization", auth)
 		requireRefusal(t, r, http.StatusUnauthorized, "UNAUTHORIZED", "API key")
 	}
+}
+
+// TestServeAuthAll checks --auth-all: the key guards every route but
+// preflights, and the flag without a key is a usage error.
+func TestServeAuthAll(t *testing.T) {
+	t.Parallel()
+	const key = "all-routes-key"
+	srv := startServe(t, []string{"EXECUTOR_API_KEY=" + key}, "--config", td("tools.json"), "--auth-all")
+	anon := newProtocolClient(srv.url, "")
+	c := newProtocolClient(srv.url, key)
+	for _, path := range []string{"/health", "/api/health", "/info", "/metrics"} {
+		requireRefusal(t, anon.do(t, http.MethodGet, path, ""), http.StatusUnauthorized, "UNAUTHORIZED", "API key")
+		assert.Equal(t, http.StatusOK, c.do(t, http.MethodGet, path, "").status, path)
+	}
+	requireRefusal(t, anon.do(t, http.MethodPost, "/execute-tool", call("upper", "", "upper", `{"text":"a"}`)), http.StatusUnauthorized, "UNAUTHORIZED", "API key")
+	r, tr := c.execute(t, "/execute-tool", call("upper", "", "upper", `{"text":"a"}`))
+	requireSuccess(t, r, tr, `{"text":"A"}`)
+	pre := anon.do(t, http.MethodOptions, "/health", "")
+	assert.Equal(t, http.StatusOK, pre.status, "preflights stay open")
+	assertProtocolHeaders(t, pre)
+	assert.Contains(t, srv.logText(), `auth="all routes"`)
+
+	u := wasmgate(t, "", "serve", "--addr", "127.0.0.1:0", "--auth-all")
+	assert.Equal(t, exitUsage, u.code)
+	assert.Contains(t, u.stderr, "--auth-all needs a key: set EXECUTOR_API_KEY")
 }

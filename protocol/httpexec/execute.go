@@ -34,7 +34,8 @@ type executeResponse struct {
 	Output          json.RawMessage `json:"output,omitempty"`
 	Error           *errDetail      `json:"error,omitempty"`
 	ExecutionTimeMs int64           `json:"executionTimeMs"`
-	Wasmgate        *verdict        `json:"wasmgate,omitempty"`
+	*typedFailure
+	Wasmgate *verdict `json:"wasmgate,omitempty"`
 }
 
 // verdict is the ActionResult's auditable part.
@@ -94,6 +95,9 @@ func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
 
 	resp := s.call(r.Context(), req, traceID)
 	resp.ExecutionTimeMs = time.Since(start).Milliseconds()
+	if resp.Error != nil && resp.typedFailure == nil {
+		resp.typedFailure = classify(resp.Error.Code, resp.Wasmgate)
+	}
 	if resp.Wasmgate != nil && rec != nil {
 		rec.traceID = resp.Wasmgate.TraceID
 		w.Header().Set("X-Trace-Id", resp.Wasmgate.TraceID)
@@ -204,7 +208,13 @@ func jsonKind(field string) string {
 func (s *Server) call(ctx context.Context, req executeRequest, traceID string) executeResponse {
 	p, action, fail := s.resolve(ctx, req)
 	if fail != nil {
-		return executeResponse{Error: fail}
+		resp := executeResponse{Error: fail}
+		if fail.Code == CodeExecutionTimeout {
+			// Installing or loading the package took too long: in 1.1's
+			// terms the package could not be imported, this time.
+			resp.typedFailure = &typedFailure{Stage: "load", Code: "PACKAGE_IMPORT_FAILED", Retryable: true}
+		}
+		return resp
 	}
 	if req.Env != nil {
 		ctx = jstool.WithEnv(ctx, req.Env)

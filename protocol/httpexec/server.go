@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,8 +65,13 @@ type Config struct {
 	// Sink receives every call's audit record.
 	Sink audit.Sink
 	// APIKey, when set, is required as "Authorization: Bearer <key>" on
-	// every request but OPTIONS.
+	// POST /execute-tool, the one operation the protocol's OpenAPI
+	// description secures: /health and /info stay open, as clients probe
+	// them without a key.
 	APIKey string
+	// AuthAll extends the key to every route (/health, /info, /metrics)
+	// but OPTIONS preflights, for deployments that want nothing open.
+	AuthAll bool
 	// MaxConcurrency bounds the executions at once (default: 2 per CPU);
 	// QueueLength more wait at most QueueWait for a slot (defaults: as many
 	// as MaxConcurrency, 2 s) before the server answers 503.
@@ -165,10 +171,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("trace_id", rec.traceID), slog.String("tool", rec.tool), slog.String("code", rec.code))
 	}()
 	if r.Method == http.MethodOptions {
-		rec.WriteHeader(http.StatusNoContent)
+		// The protocol's status for a preflight (browsers take any 2xx).
+		rec.WriteHeader(http.StatusOK)
 		return
 	}
-	if s.cfg.APIKey != "" && !s.authorized(r) {
+	if s.cfg.APIKey != "" && (s.cfg.AuthAll || route == "/execute-tool") && !s.authorized(r) {
 		writeError(rec, http.StatusUnauthorized, CodeUnauthorized, "invalid or missing API key (Authorization: Bearer <key>)")
 		return
 	}
@@ -251,8 +258,48 @@ func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
 type errorBody struct {
 	Success bool      `json:"success"`
 	Error   errDetail `json:"error"`
-	// ExecutionTimeMs is set on /execute-tool responses.
-	ExecutionTimeMs *int64 `json:"executionTimeMs,omitempty"`
+	*typedFailure
+}
+
+// typedFailure classifies a failure in the terms of the protocol's next
+// version (1.1: errorStage, errorCode, retryable), carried beside 1.0's
+// error object: 1.0 clients ignore the extra fields, and the authors'
+// compliance suite and health checks read them instead of parsing
+// messages.
+type typedFailure struct {
+	Stage     string `json:"errorStage"`
+	Code      string `json:"errorCode"`
+	Retryable bool   `json:"retryable"`
+}
+
+// failureTypes maps each 1.0 error code to its 1.1 stage and code.
+var failureTypes = map[string]typedFailure{
+	CodeInvalidRequest:     {"request", "INVALID_REQUEST", false},
+	CodePayloadTooLarge:    {"request", "INVALID_REQUEST", false},
+	CodeNotFound:           {"request", "INVALID_REQUEST", false},
+	CodeMethodNotAllowed:   {"request", "INVALID_REQUEST", false},
+	CodeUnauthorized:       {"request", "AUTHENTICATION_REQUIRED", false},
+	CodePackageNotFound:    {"load", "PACKAGE_IMPORT_FAILED", false},
+	CodeToolNotFound:       {"load", "TOOL_NOT_FOUND", false},
+	CodeToolInvalid:        {"load", "INVALID_TOOL", false},
+	CodeToolExecutionError: {"execute", "TOOL_EXECUTION_FAILED", false},
+	CodeExecutionTimeout:   {"execute", "EXECUTION_TIMEOUT", false},
+	CodeServiceUnavailable: {"executor", "EXECUTOR_UNAVAILABLE", true},
+	CodeInternalError:      {"executor", "EXECUTOR_INTERNAL_ERROR", false},
+}
+
+// classify types a failure with code; v, when the call ran, says whether
+// running it again may succeed: a wall-clock timeout or an audit log that
+// could not be written may pass another time, exhausted fuel never does.
+func classify(code string, v *verdict) *typedFailure {
+	t, ok := failureTypes[code]
+	if !ok {
+		t = failureTypes[CodeInternalError]
+	}
+	if v != nil && (slices.Contains(v.ReasonCodes, pipeline.ExecutorTimeout) || slices.Contains(v.ReasonCodes, pipeline.AuditLogFailed)) {
+		t.Retryable = true
+	}
+	return &t
 }
 
 type errDetail struct {
@@ -264,7 +311,7 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	if rec, ok := w.(*statusRecorder); ok {
 		rec.code = code
 	}
-	writeJSON(w, status, errorBody{Error: errDetail{Code: code, Message: msg}})
+	writeJSON(w, status, errorBody{Error: errDetail{Code: code, Message: msg}, typedFailure: classify(code, nil)})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -30,6 +30,13 @@ export const boom = { execute: () => { throw new Error("boom: " + 42); } };
 export const spin = { execute: () => { for (;;) {} } };
 export const notool = 42;
 export const configured = (env) => env && env.REGION ? { execute: () => ({ region: env.REGION }) } : null;
+export const needsRegion = (env) => {
+  if (!env) throw new Error("REGION is required");
+  return { execute: () => ({ region: env.REGION }) };
+};
+export const broken = (env) => { throw new TypeError(env ? "still broken" : "broken"); };
+export class Klass { execute() { return 1; } }
+export const nested = { default: 1 };
 `
 
 var testEngine wgruntime.Engine
@@ -145,7 +152,7 @@ func TestCORSAndVersionHeaderOnEveryResponse(t *testing.T) {
 	for _, r := range []reply{
 		f.do(t, "GET", "/health", "", "Authorization", "Bearer k", VersionHeader, "1.0"),
 		f.do(t, "GET", "/nope", "", "Authorization", "Bearer k"),
-		f.do(t, "GET", "/health", ""), // 401
+		f.do(t, "POST", "/execute-tool", "{}"), // 401
 		f.do(t, "OPTIONS", "/execute-tool", ""),
 	} {
 		assert.Equal(t, "*", r.header.Get("Access-Control-Allow-Origin"), r.status)
@@ -153,9 +160,11 @@ func TestCORSAndVersionHeaderOnEveryResponse(t *testing.T) {
 		assert.Contains(t, r.header.Get("Access-Control-Allow-Headers"), "Authorization")
 		assert.Equal(t, "1.0", r.header.Get(VersionHeader), r.status)
 	}
-	pre := f.do(t, "OPTIONS", "/api/execute-tool", "")
-	assert.Equal(t, http.StatusNoContent, pre.status, "preflight needs no key")
-	assert.Empty(t, pre.raw)
+	for _, path := range []string{"/execute-tool", "/api/execute-tool", "/health", "/info", "/api/info"} {
+		pre := f.do(t, "OPTIONS", path, "")
+		assert.Equal(t, http.StatusOK, pre.status, "a preflight is answered 200 (the spec's status), without a key: %s", path)
+		assert.Empty(t, pre.raw)
+	}
 }
 
 func TestAuth(t *testing.T) {
@@ -166,10 +175,34 @@ func TestAuth(t *testing.T) {
 		assert.Equal(t, CodeUnauthorized, errorCode(r))
 		assert.Equal(t, false, r.body["success"])
 	}
+	for _, path := range []string{"/api/execute-tool", "/execute-tool"} {
+		r := f.do(t, "POST", path, execute("acme-tools", "shout", `{"s":"a"}`))
+		assert.Equal(t, http.StatusUnauthorized, r.status, path)
+		assert.Equal(t, "AUTHENTICATION_REQUIRED", r.body["errorCode"], path)
+		assert.Equal(t, "request", r.body["errorStage"], path)
+	}
+	// The OpenAPI description secures /execute-tool alone: health, info
+	// and metrics answer without the key.
+	for _, path := range []string{"/health", "/api/health", "/info", "/api/info", "/metrics"} {
+		assert.Equal(t, http.StatusOK, f.do(t, "GET", path, "").status, path)
+	}
 	r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`), "Authorization", "Bearer s3cret")
 	assert.Equal(t, http.StatusOK, r.status)
 	assert.Equal(t, true, r.body["success"], r.raw)
 	assert.Len(t, f.sink.Records(), 1, "only the authorized call ran, and it was audited")
+}
+
+func TestAuthAll(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.APIKey, c.AuthAll = "s3cret", true })
+	for _, rq := range []struct{ method, path string }{
+		{"GET", "/health"}, {"GET", "/api/info"}, {"GET", "/metrics"}, {"POST", "/execute-tool"}, {"GET", "/nope"},
+	} {
+		r := f.do(t, rq.method, rq.path, "")
+		assert.Equal(t, http.StatusUnauthorized, r.status, rq.path)
+		assert.Equal(t, CodeUnauthorized, errorCode(r), rq.path)
+	}
+	assert.Equal(t, http.StatusOK, f.do(t, "GET", "/health", "", "Authorization", "Bearer s3cret").status)
+	assert.Equal(t, http.StatusOK, f.do(t, "OPTIONS", "/health", "").status, "preflights stay open")
 }
 
 func TestRoutesAndMethods(t *testing.T) {
@@ -223,6 +256,37 @@ func TestPackageNamesAreValidated(t *testing.T) {
 	}
 }
 
+// Failures also carry the typed classification of the protocol's 1.1
+// (errorStage, errorCode, retryable) that the authors' compliance suite
+// checks; successes carry none of it.
+func TestTypedFailures(t *testing.T) {
+	f := newFixture(t, nil)
+	cases := []struct {
+		name, method, path, body string
+		stage, code              string
+		retryable                bool
+	}{
+		{"thrown", "POST", "/execute-tool", execute("acme-tools", "boom", `{}`), "execute", "TOOL_EXECUTION_FAILED", false},
+		{"wall clock", "POST", "/execute-tool", execute("acme-tools", "spin", `{}`), "execute", "EXECUTION_TIMEOUT", true},
+		{"missing export", "POST", "/execute-tool", execute("acme-tools", "nope", `{}`), "load", "TOOL_NOT_FOUND", false},
+		{"class", "POST", "/execute-tool", execute("acme-tools", "Klass", `{}`), "load", "INVALID_TOOL", false},
+		{"malformed", "POST", "/execute-tool", `{`, "request", "INVALID_REQUEST", false},
+		{"unknown route", "GET", "/nope", "", "request", "INVALID_REQUEST", false},
+	}
+	for _, c := range cases {
+		r := f.do(t, c.method, c.path, c.body)
+		assert.Equal(t, false, r.body["success"], c.name)
+		assert.Equal(t, c.stage, r.body["errorStage"], c.name)
+		assert.Equal(t, c.code, r.body["errorCode"], c.name)
+		assert.Equal(t, c.retryable, r.body["retryable"], c.name)
+	}
+	r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`))
+	require.Equal(t, true, r.body["success"], r.raw)
+	for _, k := range []string{"error", "errorStage", "errorCode", "retryable"} {
+		assert.NotContains(t, r.body, k)
+	}
+}
+
 func TestToolOutcomes(t *testing.T) {
 	f := newFixture(t, nil)
 	cases := []struct {
@@ -232,8 +296,14 @@ func TestToolOutcomes(t *testing.T) {
 		{"thrown", execute("acme-tools", "boom", `{}`), CodeToolExecutionError, "Error: boom: 42", ""},
 		{"timeout", execute("acme-tools", "spin", `{}`), CodeExecutionTimeout, "timeout_ms elapsed (EXECUTOR_TIMEOUT)", ""},
 		{"missing export", execute("acme-tools", "nope", `{}`), CodeToolNotFound, `TOOL_NOT_FOUND: acme-tools@1.0.0: the tool exports no "nope"`, ""},
-		{"no execute", execute("acme-tools", "notool", `{}`), CodeToolInvalid, "TOOL_INVALID: acme-tools@1.0.0: export \"notool\" has no execute function", ""},
-		{"factory without env", execute("acme-tools", "configured", `{}`), CodeToolInvalid, "the factory returned no object with an execute function", ""},
+		{"no execute", execute("acme-tools", "notool", `{}`), CodeToolInvalid, "TOOL_INVALID: acme-tools@1.0.0: export \"notool\" is a number with no execute function, not a tool", ""},
+		{"an object with a default", execute("acme-tools", "nested", `{}`), CodeToolInvalid, "export \"nested\" is an object with no execute function, not a tool", ""},
+		{"class", execute("acme-tools", "Klass", `{}`), CodeToolInvalid, "export \"Klass\" is a class, not a tool", ""},
+		{"factory without env", execute("acme-tools", "configured", `{}`), CodeToolInvalid,
+			"the factory gave no tool: called with no argument it returned null with no execute function; called with the env it returned null with no execute function", ""},
+		{"factory that throws twice", execute("acme-tools", "broken", `{}`), CodeToolInvalid,
+			"the factory gave no tool: called with no argument it threw TypeError: broken; called with the env it threw TypeError: still broken", ""},
+		{"factory that throws without the env", `{"packageName":"acme-tools","version":"1.0.0","name":"needsRegion","env":{"REGION":"eu"}}`, "", "", `{"region":"eu"}`},
 		{"registry action", `{"packageName":"text.slug","name":"any","params":{"title":"A Tale of Two"}}`, "", "", `{"removed":["a","of"],"slug":"tale-two"}`},
 		{"registry executor", `{"packageName":"upper","name":"any","params":{"text":"abc"}}`, "", "", `{"text":"ABC"}`},
 		{"registry action, bad input", `{"packageName":"text.slug","name":"any","params":{"title":1}}`, CodeToolExecutionError, "TypeError: title must be a string", ""},
