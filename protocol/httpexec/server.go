@@ -225,7 +225,8 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 		"status":                "ok",
 		"protocolVersion":       ProtocolVersion,
 		"implementationVersion": s.cfg.ImplementationVersion,
-		"runtime":               "wasmgate",
+		// No "runtime": the OpenAPI description allows node, deno or bun
+		// only, and wasmgate is none of them (/info says what it is).
 		"timestamp":             time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 	})
 }
@@ -247,11 +248,21 @@ func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
 			"supportsCaching":     false,
 		},
 		"runtime": map[string]any{
-			"platform":  runtime.GOOS + "/" + runtime.GOARCH,
+			"platform":  platform(),
+			"arch":      runtime.GOARCH,
 			"engine":    string(s.cfg.Engine.Name()),
 			"goVersion": runtime.Version(),
 		},
 	})
+}
+
+// platform names the operating system as the protocol does (Node's
+// process.platform: linux, darwin, win32).
+func platform() string {
+	if runtime.GOOS == "windows" {
+		return "win32"
+	}
+	return runtime.GOOS
 }
 
 // errorBody is the protocol's structured error.
