@@ -6,9 +6,11 @@ require (
 	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
 	github.com/evanw/esbuild v0.28.2
 	github.com/prometheus/client_golang v1.25.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/stretchr/testify v1.12.1
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/zeebo/blake3 v0.2.4
+	golang.org/x/text v0.42.0
 )
 
 require (

@@ -1,73 +1,102 @@
-// Package flow is Flow IR 1.0.0: it checks a flow (a graph of steps, each an
-// action of the registry or a switch), resolves the references a step's
-// input makes to the run's inputs and to earlier steps' outputs, and executes
-// the graph one step at a time with retries and timeouts, reporting what
-// happens as events.
+// Package flow is TraceMind's Flow IR 1.0.0: it checks an IR document
+// (against the IR's own JSON Schema, then the spec's rules the schema cannot
+// express), resolves the references a step's with makes to the run's inputs,
+// the IR's constants and earlier steps' outputs, and executes the graph one
+// step at a time with retries, timeouts, failure edges and switches,
+// reporting what happens as REP events.
 //
 // It runs no executor itself: each action step is handed to a StepFunc (the
 // JSON-RPC runtime sends each through the governed pipeline).
 //
 // # The IR
 //
-//	{"version": "1.0.0",
-//	 "flow":  {"name": "N", "timeout_ms": 0},
-//	 "graph": {"nodes": [{"id": "a", "type": "math.sort", "with": {...},
-//	                      "timeout_ms": 0, "retry": {"max": 0, "backoff_ms": 0}}],
-//	           "edges": [{"from": "a", "to": "b", "on": "success"}]}}
+// The document is checked, in this order:
 //
-// Only "version" and at least one node are required; unknown fields are
-// schema errors, so that a misspelt "timeout" is not silently ignored. A
-// node id is 1 to 64 of [A-Za-z0-9_-], starting with a letter or "_".
-// An edge's "on" defaults to "success".
+//  1. ir is a JSON object whose "version" is "1.0.0" (ErrVersion: REP wants
+//     the version validated before anything else);
+//  2. it conforms to schema.json, the spec's JSON Schema (draft 2020-12,
+//     formats asserted, so metadata.generated_at must be a date-time),
+//     copied byte for byte from TraceMind's spec (MIT, see schema.LICENSE);
+//  3. the spec's rules the schema cannot express (spec §6): node ids are
+//     unique, every edge's from and to name a node, metadata.generated_at is
+//     a UTC timestamp; and what this runtime validates in a node's with
+//     (spec §5.5.1: "validated by runtime"): a switch's key_from, cases and
+//     default, and references that are malformed. The graph must have no
+//     cycle. A JSON Schema inputs_schema must compile;
+//  4. every node's type is a step kind of the runtime (ErrUnknownStepKind).
+//
+// Failures in 2 and 3 are ErrSchema, each naming the JSON pointer of the
+// offending value. Unknown properties are ignored wherever the schema allows
+// them (nodes, edges, metadata, the document itself).
 //
 // # Order of execution
 //
 // Steps run one at a time, in a topological order of the graph (ties in the
 // order of graph.nodes). A node without incoming edges always runs; a node
 // with incoming edges runs when at least one of them was taken, and is
-// skipped otherwise (a "skipped" step event). A "success" edge is taken when
-// its source succeeds; a failed step (after its retries) fails the run.
+// skipped otherwise (a log event says so). A step's "success" edges are taken
+// when it succeeds; its "failure" edges when it fails for good (after its
+// retries), and the run then goes on. A step that fails for good without a
+// failure edge fails the run.
 //
 // # Switch
 //
-// A node of type "switch" runs no executor. Its with is {"value": V}
-// (usually a reference); its outgoing edges are "case:LABEL" (taken when the
-// value matches LABEL) and at most one "default" (taken when no case
-// matches). A string value matches the label equal to it; any other value
-// matches the label equal to its canonical JSON text ("case:3",
-// "case:true", "case:null"). When nothing matches and there is no default,
-// no edge is taken. Its output is {"case": LABEL | "default" | null,
-// "value": V}. It takes neither retry nor timeout_ms.
+// A node of type "switch" runs no executor. Its with is, as TraceMind's
+// compiler emits it, {"key_from": REF, "cases": {VALUE: NODE, ...},
+// "default": VALUE}. The key is the value REF resolves to; its label is the
+// key itself when it is a string, else its canonical JSON ("3", "true").
+// The switch chooses the label when it is a case (a key of cases, or the
+// case of one of its edges), else default. It then takes its outgoing
+// success edges whose "case" is the chosen label, and those without a case.
+// Each cases entry must name a node the switch has an edge to with that
+// case. Its output is {"case": LABEL or null, "value": KEY}. Its timeout_ms
+// and retry do not apply (the compiler emits zeros).
 //
 // # References
 //
-// A JSON string in with that is exactly "${inputs}", "${inputs.PATH}",
-// "${steps.ID.output}" or "${steps.ID.output.PATH}" is replaced by that
-// JSON value (of any type). PATH is keys separated by dots; a key that is a
-// decimal number indexes an array. ID must be an ancestor of the node in the
-// graph. Any other string holding "${" is a schema error (interpolation
-// inside a longer string is not supported); write "$${" for a literal "${".
-// A reference that cannot be resolved when the step is about to run (a
-// missing field, a step that was skipped) fails the step without running it
-// (attempt 0, not retriable).
+// A string in a step's with (and a switch's key_from) that is one of these,
+// whole (surrounding spaces ignored, as TraceMind's runtime does), is
+// replaced by the JSON value it names, of any type:
+//
+//	$input.PATH, $.inputs.PATH, ${inputs.PATH}         the run's inputs
+//	$step.ID.PATH, $.vars.ID.PATH, ${steps.ID.output.PATH}  a step's output
+//	$constants.PATH, $.constants.PATH, ${constants.PATH}    the IR's constants
+//
+// PATH is optional (without it, the whole value) and is keys separated by
+// dots; a key that is a decimal number indexes an array. An ID with dots is
+// the longest node id the reference starts with. Any other string is
+// literal; a string that starts with "$$" is literal without its first "$"
+// (so "$$input.x" is the text "$input.x"). A reference that cannot be
+// resolved when the step is about to run (a missing field, a step that did
+// not succeed, a node that does not exist) fails the step without running it
+// (attempt 0), naming the reference.
+//
+// A step whose type starts with "policy." also receives the IR's constants
+// (read-only, spec §9) as the member "constants" of its input, unless its
+// with sets that member: TraceMind's compiler bakes the policy those steps
+// evaluate into constants.policy (spec §8) and gives them only their values.
 //
 // # Retries and timeouts
 //
-// A step that fails retriably is run again up to retry.max times (at most
-// MaxRetries), waiting backoff_ms between attempts. Whether a failure is
-// retriable is the StepFunc's call; a step that exceeds its timeout_ms is
-// retriable. flow.timeout_ms caps the whole run, from its first step; when
-// it elapses the step in flight is stopped and the run fails (not
-// retriable).
+// A step that fails retriably is run again up to retry.max times, waiting
+// backoff_ms between attempts. Whether a failure is retriable is the
+// StepFunc's call; a step that exceeds its timeout_ms is retriable.
+// flow.timeout_ms (0: none) caps the whole run, from its first step; when it
+// elapses the step in flight is stopped and the run fails.
 package flow
 
 import (
 	"bytes"
+	"container/heap"
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Version is the Flow IR version this package reads.
@@ -76,46 +105,59 @@ const Version = "1.0.0"
 // SwitchKind is the node type of a switch.
 const SwitchKind = "switch"
 
-// Limits on a flow.
-const (
-	MaxNodes     = 1000
-	MaxEdges     = 10000
-	MaxRetries   = 10
-	MaxBackoffMs = 60000
-)
+// ConstantsMember is the member of a "policy." step's input that holds the
+// IR's constants.
+const ConstantsMember = "constants"
 
-// Errors of Parse, matched with errors.Is.
+// Errors of Parse and CheckInputs, matched with errors.Is.
 const (
 	// ErrVersion: the IR's version is missing or not Version.
 	ErrVersion = errorString("flow: unsupported IR version")
-	// ErrUnknownStepKind: a node's type is neither an action nor "switch".
+	// ErrUnknownStepKind: a node's type is neither a step kind of the
+	// runtime nor "switch".
 	ErrUnknownStepKind = errorString("flow: unknown step kind")
-	// ErrSchema: the IR is malformed (missing or duplicate ids, edges to
-	// unknown nodes, cycles, bad references, fields of the wrong type...).
+	// ErrSchema: the IR is not a valid Flow IR document.
 	ErrSchema = errorString("flow: invalid flow")
+	// ErrInputs: the inputs do not match the IR's inputs_schema.
+	ErrInputs = errorString("flow: inputs do not match inputs_schema")
 )
 
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-// Error is a flow Parse refused. It matches one of ErrVersion,
-// ErrUnknownStepKind and ErrSchema.
+// Error is a document Parse refused, or inputs CheckInputs refused. It
+// matches one of ErrVersion, ErrUnknownStepKind, ErrSchema and ErrInputs.
 type Error struct {
-	// Kind is ErrVersion, ErrUnknownStepKind or ErrSchema.
+	// Kind is ErrVersion, ErrUnknownStepKind, ErrSchema or ErrInputs.
 	Kind error
+	// Pointer is the JSON pointer (RFC 6901) of the offending value: in
+	// the IR, or, for ErrInputs, in the inputs.
+	Pointer string
 	// StepID is the node concerned, when one is.
 	StepID string
 	// Type is the unknown node type (ErrUnknownStepKind only).
 	Type string
-	Msg  string
+	// Received is the IR's version as given (ErrVersion only; nil when
+	// missing).
+	Received any
+	// Violations lists every violation of a JSON Schema (the IR's or
+	// inputs_schema), the one in Msg first.
+	Violations []Violation
+	Msg        string
+}
+
+// Violation is one failed assertion of a JSON Schema.
+type Violation struct {
+	Pointer string `json:"pointer"`
+	Message string `json:"message"`
 }
 
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Kind }
 
-func schemaError(stepID, format string, args ...any) *Error {
-	return &Error{Kind: ErrSchema, StepID: stepID, Msg: fmt.Sprintf(format, args...)}
+func schemaError(pointer, stepID, format string, args ...any) *Error {
+	return &Error{Kind: ErrSchema, Pointer: pointer, StepID: stepID, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Flow is a checked flow. It is immutable: execute it any number of times,
@@ -125,26 +167,49 @@ type Flow struct {
 	timeout time.Duration
 	// nodes in the order they execute.
 	nodes []*node
+	// constants is the IR's constants, decoded (read-only).
+	constants any
+	// metadata is the IR's metadata as given.
+	metadata json.RawMessage
+	// inputs validates the run's inputs; nil when inputs_schema is not a
+	// JSON Schema (it is then passed through, spec §5.4).
+	inputs *jsonschema.Schema
 }
 
 type node struct {
 	id, kind string
-	with     *template
-	timeout  time.Duration
-	retries  int
-	backoff  time.Duration
-	out      []edge
-	in       int // incoming edges
-	pos      int // position in graph.nodes
+	// with is an action's input template; nil for a switch.
+	with    *template
+	sw      *switchSpec
+	timeout time.Duration
+	retries int
+	backoff time.Duration
+	out     []edge
+	in      []*node // sources of the incoming edges
+	pos     int     // position in graph.nodes
 }
 
-// edge is an outgoing edge: on is "success", "default" or "case:LABEL".
+// edge is an outgoing edge.
 type edge struct {
-	to *node
-	on string
+	to      *node
+	failure bool // on "failure"; else "success"
+	// label is the edge's case (from a switch); hasLabel says whether it
+	// has one.
+	label    string
+	hasLabel bool
+	index    int // in graph.edges
 }
 
-// Name is the flow's name (may be empty).
+// switchSpec is a switch node's with.
+type switchSpec struct {
+	key *reference
+	// labels are the known cases: the keys of cases and the edges' cases.
+	labels     map[string]bool
+	def        string
+	hasDefault bool
+}
+
+// Name is flow.name.
 func (f *Flow) Name() string { return f.name }
 
 // Steps is the number of nodes.
@@ -153,286 +218,419 @@ func (f *Flow) Steps() int { return len(f.nodes) }
 // Timeout is flow.timeout_ms (0: none set).
 func (f *Flow) Timeout() time.Duration { return f.timeout }
 
+// Metadata is the IR's metadata, as given.
+func (f *Flow) Metadata() json.RawMessage { return f.metadata }
+
+// ValidatesInputs reports whether inputs_schema is a JSON Schema that
+// CheckInputs enforces (else it is structured metadata, passed through).
+func (f *Flow) ValidatesInputs() bool { return f.inputs != nil }
+
+// integer is a JSON Schema integer: a number with no fractional part, which
+// may be written 1.0 or 1e3.
+type integer int64
+
+func (i *integer) UnmarshalJSON(b []byte) error {
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+		return fmt.Errorf("%s is not an integer", b)
+	}
+	*i = integer(v)
+	return nil
+}
+
+// document is what execution needs of an IR the schema accepted.
 type document struct {
-	Version string     `json:"version"`
-	Flow    flowHeader `json:"flow"`
-	Graph   graphSpec  `json:"graph"`
-}
-
-type flowHeader struct {
-	Name      string `json:"name"`
-	TimeoutMs int64  `json:"timeout_ms"`
-}
-
-type graphSpec struct {
-	Nodes []nodeSpec `json:"nodes"`
-	Edges []edgeSpec `json:"edges"`
+	Flow struct {
+		Name      string  `json:"name"`
+		TimeoutMs integer `json:"timeout_ms"`
+	} `json:"flow"`
+	Constants    json.RawMessage `json:"constants"`
+	InputsSchema json.RawMessage `json:"inputs_schema"`
+	Graph        struct {
+		Nodes []nodeSpec `json:"nodes"`
+		Edges []edgeSpec `json:"edges"`
+	} `json:"graph"`
+	Metadata struct {
+		GeneratedAt string `json:"generated_at"`
+	} `json:"metadata"`
 }
 
 type nodeSpec struct {
 	ID        string          `json:"id"`
 	Type      string          `json:"type"`
 	With      json.RawMessage `json:"with"`
-	TimeoutMs int64           `json:"timeout_ms"`
-	Retry     *retrySpec      `json:"retry"`
-}
-
-type retrySpec struct {
-	Max       int   `json:"max"`
-	BackoffMs int64 `json:"backoff_ms"`
+	TimeoutMs integer         `json:"timeout_ms"`
+	Retry     struct {
+		Max       integer `json:"max"`
+		BackoffMs integer `json:"backoff_ms"`
+	} `json:"retry"`
 }
 
 type edgeSpec struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-	On   string `json:"on"`
+	From string          `json:"from"`
+	To   string          `json:"to"`
+	On   string          `json:"on"`
+	Case json.RawMessage `json:"case"`
 }
 
-var nodeIDPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
-
-// Parse checks a Flow IR document. known reports whether a node type names
-// an action; "switch" is always known.
+// Parse checks a Flow IR document. known reports whether a node type is a
+// step kind of the runtime; "switch" is always known.
 //
 // # Errors
 //
 // An *Error matching ErrVersion, then ErrSchema, then ErrUnknownStepKind,
 // checked in that order.
 func Parse(ir []byte, known func(kind string) bool) (*Flow, error) {
-	if !isObject(ir) {
-		return nil, schemaError("", "ir must be a JSON object")
+	v, err := decodeJSON(ir)
+	if err != nil {
+		return nil, schemaError("", "", "ir is not JSON: %v", err)
 	}
-	var head struct {
-		Version json.RawMessage `json:"version"`
+	top, ok := v.(map[string]any)
+	if !ok {
+		return nil, schemaError("", "", "ir must be a JSON object (a Flow IR %s document), not %s", Version, jsonType(v))
 	}
-	if err := json.Unmarshal(ir, &head); err != nil {
-		return nil, schemaError("", "ir: %v", err)
+	if err := checkVersion(top); err != nil {
+		return nil, err
 	}
-	var version string
-	switch {
-	case head.Version == nil || string(head.Version) == "null":
-		return nil, &Error{Kind: ErrVersion, Msg: fmt.Sprintf("ir.version is missing; this runtime reads Flow IR %s", Version)}
-	case json.Unmarshal(head.Version, &version) != nil:
-		return nil, &Error{Kind: ErrVersion, Msg: fmt.Sprintf("ir.version must be the string %q, not %s", Version, head.Version)}
-	case version != Version:
-		return nil, &Error{Kind: ErrVersion, Msg: fmt.Sprintf("Flow IR version %q is not supported; this runtime reads %s", version, Version)}
+	if err := validateIR(v); err != nil {
+		return nil, err
 	}
 	var doc document
-	dec := json.NewDecoder(bytes.NewReader(ir))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, schemaError("", "ir: %v", err)
+	if err := json.Unmarshal(ir, &doc); err != nil {
+		// The schema admitted it: only a number the schema calls an
+		// integer and Go cannot hold gets here.
+		return nil, schemaError("", "", "ir: %v", err)
 	}
-	f, err := build(doc)
+	f, err := build(doc, top)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range f.nodes {
 		if n.kind != SwitchKind && !known(n.kind) {
-			return nil, &Error{Kind: ErrUnknownStepKind, StepID: n.id, Type: n.kind,
-				Msg: fmt.Sprintf("node %q: step kind %q is not an action of this runtime", n.id, n.kind)}
+			return nil, &Error{Kind: ErrUnknownStepKind, Pointer: fmt.Sprintf("/graph/nodes/%d/type", n.pos), StepID: n.id, Type: n.kind,
+				Msg: fmt.Sprintf("node %q: step kind %q is not supported by this runtime", n.id, n.kind)}
 		}
 	}
 	return f, nil
 }
 
-func isObject(b []byte) bool {
-	s := strings.TrimLeft(string(b), " \t\r\n")
-	return strings.HasPrefix(s, "{")
+func checkVersion(top map[string]any) *Error {
+	v, ok := top["version"]
+	e := &Error{Kind: ErrVersion, Pointer: "/version", Received: v}
+	switch s, isString := v.(string); {
+	case !ok || v == nil:
+		e.Msg = fmt.Sprintf("ir.version is missing; this runtime reads Flow IR %s", Version)
+	case !isString:
+		e.Msg = fmt.Sprintf("ir.version must be the string %q, not %s", Version, compact(v))
+	case s != Version:
+		e.Msg = fmt.Sprintf("Flow IR version %q is not supported; this runtime reads %s", s, Version)
+	default:
+		return nil
+	}
+	return e
 }
 
-func build(doc document) (*Flow, error) {
-	g := doc.Graph
-	switch {
-	case doc.Flow.TimeoutMs < 0:
-		return nil, schemaError("", "flow.timeout_ms must not be negative")
-	case len(g.Nodes) == 0:
-		return nil, schemaError("", "graph.nodes is empty: a flow needs at least one node")
-	case len(g.Nodes) > MaxNodes:
-		return nil, schemaError("", "graph has %d nodes; at most %d are allowed", len(g.Nodes), MaxNodes)
-	case len(g.Edges) > MaxEdges:
-		return nil, schemaError("", "graph has %d edges; at most %d are allowed", len(g.Edges), MaxEdges)
+func build(doc document, top map[string]any) (*Flow, error) {
+	f := &Flow{
+		name:      doc.Flow.Name,
+		timeout:   time.Duration(doc.Flow.TimeoutMs) * time.Millisecond,
+		constants: top["constants"],
 	}
+	if raw, err := json.Marshal(top["metadata"]); err == nil {
+		f.metadata = raw
+	}
+	if err := checkGeneratedAt(doc.Metadata.GeneratedAt); err != nil {
+		return nil, err
+	}
+	g := doc.Graph
 	byID := make(map[string]*node, len(g.Nodes))
+	ids := make([]string, 0, len(g.Nodes))
 	nodes := make([]*node, len(g.Nodes))
 	for i, spec := range g.Nodes {
-		n, err := buildNode(i, spec)
-		if err != nil {
-			return nil, err
+		if first, dup := byID[spec.ID]; dup {
+			return nil, schemaError(fmt.Sprintf("/graph/nodes/%d/id", i), spec.ID,
+				"node id %q is used twice (graph.nodes[%d] and graph.nodes[%d]); node ids must be unique", spec.ID, first.pos, i)
 		}
-		if _, dup := byID[n.id]; dup {
-			return nil, schemaError(n.id, "node id %q is used twice", n.id)
-		}
+		n := &node{id: spec.ID, kind: spec.Type, pos: i,
+			timeout: time.Duration(spec.TimeoutMs) * time.Millisecond,
+			retries: int(spec.Retry.Max),
+			backoff: time.Duration(spec.Retry.BackoffMs) * time.Millisecond}
 		byID[n.id] = n
+		ids = append(ids, n.id)
 		nodes[i] = n
 	}
 	if err := link(g.Edges, byID); err != nil {
 		return nil, err
 	}
+	rawNodes := top["graph"].(map[string]any)["nodes"].([]any)
+	for _, n := range nodes {
+		with := rawNodes[n.pos].(map[string]any)["with"]
+		at := fmt.Sprintf("/graph/nodes/%d/with", n.pos)
+		var err error
+		if n.kind == SwitchKind {
+			n.sw, err = parseSwitch(n, with, at, byID, ids)
+		} else {
+			n.with, err = parseTemplate(with, at, ids)
+			if err != nil {
+				err = schemaError(err.(*Error).Pointer, n.id, "node %q: %s", n.id, err.(*Error).Msg)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	order, err := topoSort(nodes)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkReferences(order, byID); err != nil {
+	f.nodes = order
+	if f.inputs, err = compileInputsSchema(top["inputs_schema"]); err != nil {
 		return nil, err
 	}
-	return &Flow{name: doc.Flow.Name, timeout: time.Duration(doc.Flow.TimeoutMs) * time.Millisecond, nodes: order}, nil
+	return f, nil
 }
 
-func buildNode(i int, spec nodeSpec) (*node, error) {
-	switch {
-	case spec.ID == "":
-		return nil, schemaError("", "graph.nodes[%d] has no id", i)
-	case !nodeIDPattern.MatchString(spec.ID):
-		return nil, schemaError(spec.ID, "node id %q must be 1 to 64 of [A-Za-z0-9_-], starting with a letter or _", spec.ID)
-	case spec.Type == "":
-		return nil, schemaError(spec.ID, "node %q has no type", spec.ID)
-	case spec.TimeoutMs < 0:
-		return nil, schemaError(spec.ID, "node %q: timeout_ms must not be negative", spec.ID)
-	}
-	n := &node{id: spec.ID, kind: spec.Type, pos: i, timeout: time.Duration(spec.TimeoutMs) * time.Millisecond}
-	if r := spec.Retry; r != nil {
-		switch {
-		case r.Max < 0 || r.Max > MaxRetries:
-			return nil, schemaError(spec.ID, "node %q: retry.max must be 0 to %d", spec.ID, MaxRetries)
-		case r.BackoffMs < 0 || r.BackoffMs > MaxBackoffMs:
-			return nil, schemaError(spec.ID, "node %q: retry.backoff_ms must be 0 to %d", spec.ID, MaxBackoffMs)
-		}
-		n.retries, n.backoff = r.Max, time.Duration(r.BackoffMs)*time.Millisecond
-	}
-	t, err := parseTemplate(spec.With)
+// checkGeneratedAt enforces spec §6.7: "must parse as RFC 3339 UTC
+// timestamp". The schema's date-time format admits any offset.
+func checkGeneratedAt(s string) error {
+	const at = "/metadata/generated_at"
+	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
 	if err != nil {
-		return nil, schemaError(spec.ID, "node %q: with: %v", spec.ID, err)
+		return schemaError(at, "", "metadata.generated_at %q is not an RFC 3339 timestamp: %v", s, err)
 	}
-	n.with = t
-	if n.kind == SwitchKind {
-		if spec.Retry != nil || spec.TimeoutMs != 0 {
-			return nil, schemaError(spec.ID, "switch %q runs no executor: retry and timeout_ms do not apply", spec.ID)
-		}
-		if !t.isSwitchInput() {
-			return nil, schemaError(spec.ID, `switch %q: with must be {"value": ...} and nothing else`, spec.ID)
-		}
+	if _, offset := t.Zone(); offset != 0 {
+		return schemaError(at, "", "metadata.generated_at %q must be a UTC timestamp (ending in Z or +00:00)", s)
 	}
-	return n, nil
+	return nil
 }
 
-// link attaches the edges to their nodes, checking each against its source.
+// link attaches the edges to their nodes.
 func link(edges []edgeSpec, byID map[string]*node) error {
-	type key struct{ from, to, on string }
-	seen := map[key]bool{}
-	labels := map[*node]map[string]bool{}
 	for i, e := range edges {
 		from, ok := byID[e.From]
 		if !ok {
-			return schemaError("", "graph.edges[%d]: from %q is not a node", i, e.From)
+			return schemaError(fmt.Sprintf("/graph/edges/%d/from", i), "", "graph.edges[%d]: from %q is not a node id", i, e.From)
 		}
 		to, ok := byID[e.To]
 		if !ok {
-			return schemaError("", "graph.edges[%d]: to %q is not a node", i, e.To)
+			return schemaError(fmt.Sprintf("/graph/edges/%d/to", i), "", "graph.edges[%d]: to %q is not a node id", i, e.To)
 		}
-		on := e.On
-		if on == "" {
-			on = "success"
-		}
-		if from.kind == SwitchKind {
-			if on != "default" && !strings.HasPrefix(on, "case:") {
-				return schemaError(from.id, `graph.edges[%d]: an edge from switch %q is "case:LABEL" or "default", not %q`, i, from.id, on)
+		out := edge{to: to, failure: e.On == "failure", index: i}
+		// A case means something on a switch's success edges only; on any
+		// other edge it is an unknown property, ignored.
+		if from.kind == SwitchKind && !out.failure && len(e.Case) > 0 && string(e.Case) != "null" {
+			c, err := decodeJSON(e.Case)
+			if err != nil {
+				return schemaError(fmt.Sprintf("/graph/edges/%d/case", i), from.id, "graph.edges[%d].case: %v", i, err)
 			}
-			if labels[from] == nil {
-				labels[from] = map[string]bool{}
-			}
-			if labels[from][on] {
-				return schemaError(from.id, "graph.edges[%d]: switch %q has two %q edges", i, from.id, on)
-			}
-			labels[from][on] = true
-		} else if on != "success" {
-			return schemaError(from.id, `graph.edges[%d]: an edge from step %q is "success", not %q (only a switch has cases)`, i, from.id, on)
+			out.label, out.hasLabel = caseLabel(c), true
 		}
-		k := key{from.id, to.id, on}
-		if seen[k] {
-			return schemaError(from.id, "graph.edges[%d] repeats the edge %s -> %s", i, from.id, to.id)
-		}
-		seen[k] = true
-		from.out = append(from.out, edge{to: to, on: on})
-		to.in++
-	}
-	for _, n := range byID {
-		if n.kind == SwitchKind && len(n.out) == 0 {
-			return schemaError(n.id, "switch %q has no outgoing edge", n.id)
-		}
+		from.out = append(from.out, out)
+		to.in = append(to.in, from)
 	}
 	return nil
+}
+
+func parseSwitch(n *node, with any, at string, byID map[string]*node, ids []string) (*switchSpec, error) {
+	w := with.(map[string]any)
+	fail := func(pointer, format string, args ...any) (*switchSpec, error) {
+		return nil, schemaError(pointer, n.id, "switch %q: %s", n.id, fmt.Sprintf(format, args...))
+	}
+	keyFrom, ok := w["key_from"].(string)
+	if !ok {
+		return fail(at+"/key_from", `with.key_from must be a reference such as "$step.ID.PATH" or "$input.PATH", not %s`, describe(w["key_from"]))
+	}
+	r, literal, err := parseString(keyFrom, at+"/key_from", ids)
+	if err != nil {
+		return fail(err.Pointer, "%s", err.Msg)
+	}
+	if r == nil {
+		return fail(at+"/key_from", `with.key_from %q is not a reference: it must be one such as "$step.ID.PATH", "$.vars.ID.PATH" or "$input.PATH"`, literal)
+	}
+	sw := &switchSpec{key: r, labels: map[string]bool{}}
+	targets := map[string]map[string]bool{} // label -> nodes the edges with that case reach
+	for _, e := range n.out {
+		if e.hasLabel {
+			sw.labels[e.label] = true
+			if targets[e.label] == nil {
+				targets[e.label] = map[string]bool{}
+			}
+			targets[e.label][e.to.id] = true
+		}
+	}
+	if c, present := w["cases"]; present {
+		cases, ok := c.(map[string]any)
+		if !ok {
+			return fail(at+"/cases", "with.cases must be an object {VALUE: NODE_ID}, not %s", describe(c))
+		}
+		for _, label := range sortedKeys(cases) {
+			p := at + "/cases/" + escapePointer(label)
+			target, ok := cases[label].(string)
+			switch {
+			case !ok:
+				return fail(p, "with.cases[%q] must be a node id, not %s", label, describe(cases[label]))
+			case byID[target] == nil:
+				return fail(p, "with.cases[%q] names %q, which is not a node id", label, target)
+			case !targets[label][target]:
+				return fail(p, `with.cases[%q] sends the case to %q, but graph.edges has no edge from %q to %q with "case": %q`, label, target, n.id, target, label)
+			}
+			sw.labels[label] = true
+		}
+	}
+	if d, present := w["default"]; present && d != nil {
+		def, ok := d.(string)
+		if !ok {
+			return fail(at+"/default", "with.default must be a case value (a string), not %s", describe(d))
+		}
+		sw.def, sw.hasDefault = def, true
+	}
+	return sw, nil
 }
 
 // topoSort orders the nodes so that every edge points forward, taking the
 // earliest declared node among those ready; a cycle is a schema error.
 func topoSort(nodes []*node) ([]*node, error) {
-	pending := make(map[*node]int, len(nodes))
+	pending := make([]int, len(nodes))
+	ready := &byPos{}
 	for _, n := range nodes {
-		pending[n] = n.in
+		pending[n.pos] = len(n.in)
+		if len(n.in) == 0 {
+			heap.Push(ready, n)
+		}
 	}
 	order := make([]*node, 0, len(nodes))
-	done := make([]bool, len(nodes))
-	for len(order) < len(nodes) {
-		var next *node
-		for _, n := range nodes {
-			if !done[n.pos] && pending[n] == 0 {
-				next = n
+	for ready.Len() > 0 {
+		n := heap.Pop(ready).(*node)
+		order = append(order, n)
+		for _, e := range n.out {
+			if pending[e.to.pos]--; pending[e.to.pos] == 0 {
+				heap.Push(ready, e.to)
+			}
+		}
+	}
+	if len(order) == len(nodes) {
+		return order, nil
+	}
+	return nil, cycleError(nodes, pending)
+}
+
+// cycleError names a cycle among the nodes left pending: each of them has a
+// pending predecessor, so walking predecessors from one of them must come
+// back to a node already seen.
+func cycleError(nodes []*node, pending []int) *Error {
+	var start *node
+	for _, n := range nodes {
+		if pending[n.pos] > 0 {
+			start = n
+			break
+		}
+	}
+	seen := map[*node]int{}
+	var walk []*node
+	n := start
+	for {
+		if i, ok := seen[n]; ok {
+			walk = walk[i:]
+			break
+		}
+		seen[n] = len(walk)
+		walk = append(walk, n)
+		for _, p := range n.in {
+			if pending[p.pos] > 0 {
+				n = p
 				break
 			}
 		}
-		if next == nil {
-			var cycle []string
-			for _, n := range nodes {
-				if !done[n.pos] {
-					cycle = append(cycle, n.id)
-				}
-			}
-			return nil, schemaError(cycle[0], "the graph has a cycle among nodes %s", strings.Join(cycle, ", "))
-		}
-		done[next.pos] = true
-		order = append(order, next)
-		for _, e := range next.out {
-			pending[e.to]--
+	}
+	// walk follows edges backwards: reverse it into the cycle's order.
+	names := make([]string, 0, len(walk)+1)
+	for i := len(walk) - 1; i >= 0; i-- {
+		names = append(names, walk[i].id)
+	}
+	names = append(names, names[0])
+	// The first edge of the cycle in that order; a self-loop is its own.
+	from, to := walk[len(walk)-1], walk[0]
+	if len(walk) > 1 {
+		to = walk[len(walk)-2]
+	}
+	index := 0
+	for _, e := range from.out {
+		if e.to == to {
+			index = e.index
+			break
 		}
 	}
-	return order, nil
+	return schemaError(fmt.Sprintf("/graph/edges/%d", index), from.id,
+		"the graph has a cycle: %s; a flow is a directed acyclic graph", strings.Join(names, " -> "))
 }
 
-// checkReferences insists that a node refers only to steps that run before
-// it on every path: its ancestors.
-func checkReferences(order []*node, byID map[string]*node) error {
-	ancestors := make(map[*node]map[*node]bool, len(order))
-	for _, n := range order {
-		if ancestors[n] == nil {
-			ancestors[n] = map[*node]bool{}
-		}
-		for _, e := range n.out {
-			a := ancestors[e.to]
-			if a == nil {
-				a = map[*node]bool{}
-				ancestors[e.to] = a
-			}
-			a[n] = true
-			for p := range ancestors[n] {
-				a[p] = true
-			}
-		}
+// byPos is a min-heap of nodes by position in graph.nodes.
+type byPos []*node
+
+func (h byPos) Len() int           { return len(h) }
+func (h byPos) Less(i, j int) bool { return h[i].pos < h[j].pos }
+func (h byPos) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *byPos) Push(x any)        { *h = append(*h, x.(*node)) }
+func (h *byPos) Pop() any {
+	old := *h
+	n := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return n
+}
+
+// decodeJSON decodes one JSON value, numbers as json.Number, refusing
+// anything after it.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
 	}
-	for _, n := range order {
-		for _, r := range n.with.refs {
-			if r.step == "" {
-				continue
-			}
-			target, ok := byID[r.step]
-			switch {
-			case !ok:
-				return schemaError(n.id, "node %q: %s refers to step %q, which is not a node", n.id, r.text, r.step)
-			case target == n:
-				return schemaError(n.id, "node %q: %s refers to the node itself", n.id, r.text)
-			case !ancestors[n][target]:
-				return schemaError(n.id, "node %q: %s refers to step %q, which does not run before it (it is not an ancestor in the graph)", n.id, r.text, r.step)
-			}
-		}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("unexpected data after the JSON value")
 	}
-	return nil
+	return v, nil
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	}
+	return "an object"
+}
+
+// describe is a value for an error message: its JSON, or its type when
+// long.
+func describe(v any) string {
+	if v == nil {
+		return "missing"
+	}
+	s := compact(v)
+	if len(s) > 40 {
+		return jsonType(v)
+	}
+	return s
+}
+
+func compact(v any) string {
+	b, err := encode(v)
+	if err != nil {
+		return jsonType(v)
+	}
+	return string(b)
+}
+
+// escapePointer escapes a key as a JSON pointer token (RFC 6901).
+func escapePointer(key string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 }
