@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/zeebo/blake3"
 )
@@ -182,8 +183,9 @@ type JSHostFunctions map[string]JSHostFunction
 type jsHostFunctionsKey struct{}
 
 // WithJSHostFunctions returns ctx carrying the behaviour of the host
-// functions an execution may call. Without them (every tool), host_call
-// refuses every call.
+// functions an execution may call. Without them host_call refuses every
+// call; a tool's execution has only its console's log function (see
+// QuickJSRun), which its own code cannot reach.
 func WithJSHostFunctions(ctx context.Context, fns JSHostFunctions) context.Context {
 	return context.WithValue(ctx, jsHostFunctionsKey{}, fns)
 }
@@ -200,8 +202,8 @@ const maxHostFunctionName = 256
 const maxHostArgs = 16
 
 // hostCall runs the host function the engine names, when ctx carries one of
-// that name (see WithJSHostFunctions), and refuses the call otherwise: tools
-// reach nothing outside the engine. Its arguments are borrowed from the
+// that name (see WithJSHostFunctions), and refuses the call otherwise: a
+// tool's code reaches nothing outside the engine. Its arguments are borrowed from the
 // engine's trampoline; the string value it returns is handed over to it.
 func hostCall(ctx context.Context, caller Instance, stack []uint64) {
 	vm := jsVM{caller}
@@ -605,10 +607,15 @@ func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, 
 		vm := jsVM{inst}
 		ctx = WithJSModules(ctx, JSModules{tool.Name: tool.Source})
 		var entry JSEntry
-		var load uint32
+		var load, script, main, attach uint32
 		var err error
-		if entry.undefined, err = vm.boot(ctx, &load, &entry.run, &entry.take); err != nil {
+		if entry.undefined, err = vm.boot(ctx, &load, &entry.run, &entry.take, &script, &main, &attach); err != nil {
 			return nil, err
+		}
+		for _, v := range []uint32{script, main} {
+			if _, err := vm.call(ctx, "qjs_free_value", uint64(v)); err != nil {
+				return nil, err
+			}
 		}
 
 		ns, err := vm.eval(ctx, tool.Source, tool.Name, evalModule)
@@ -645,6 +652,22 @@ func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, 
 		default:
 			return jsLoaded{K: st.K, Message: st.Message}.encode(), nil
 		}
+		// The console's log function is bound only now, so that the tool's
+		// top-level code logs nothing (as before any execution) and its
+		// engine holds no host function before it is admitted. The function
+		// reaches the host only through the prelude's console.
+		logFn, err := vm.newHostFunction(ctx, jsToolLog)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := vm.callFunction(ctx, attach, entry.undefined, logFn); err != nil {
+			return nil, err
+		}
+		for _, v := range []uint32{logFn, attach} {
+			if _, err := vm.call(ctx, "qjs_free_value", uint64(v)); err != nil {
+				return nil, err
+			}
+		}
 		// Collect the garbage of loading, so that every execution starts
 		// from the smallest heap.
 		if _, err := vm.call(ctx, "qjs_run_gc"); err != nil {
@@ -659,7 +682,34 @@ type jsState struct {
 	K       string  `json:"k"`
 	Output  *string `json:"output"`
 	Message string  `json:"message"`
-	Log     string  `json:"log"`
+	// Name, Text, Code and Recoverable describe an Error the tool threw
+	// (K "error"): its name, its message, and its code and recoverable
+	// properties when they are a string and a boolean.
+	Name        string  `json:"name"`
+	Text        string  `json:"text"`
+	Code        *string `json:"code"`
+	Recoverable *bool   `json:"recoverable"`
+}
+
+// exception is what the report says of an exception that ended the run,
+// nil when it did not end in one.
+func (st jsState) exception() *JSException {
+	switch st.K {
+	case "error":
+		e := &JSException{Name: st.Name, Message: st.Text, Description: st.Message, Recoverable: st.Recoverable}
+		if st.Name == "" && st.Text == "" {
+			e.Message = st.Message // a thrown value that is not an Error
+		}
+		if st.Code != nil {
+			e.Code = *st.Code
+		}
+		return e
+	case "invalid":
+		// A factory that gave no tool: the export is not a tool after all.
+		no := false
+		return &JSException{Message: st.Message, Description: "TOOL_INVALID: " + st.Message, Code: "TOOL_INVALID", Recoverable: &no}
+	}
+	return nil
 }
 
 // result is what the prelude's report means for the host: the output (empty
@@ -723,22 +773,131 @@ type JSCall struct {
 	Seed [32]byte
 	// MaxOutput bounds the output.
 	MaxOutput int
+	// Log, when set, receives each console call of the tool as it is
+	// made, on the goroutine running the execution (which waits for it).
+	// It changes nothing in the execution.
+	Log func(JSLogEntry)
 }
 
 // JSResult is what an execution of a tool produced besides its output.
 type JSResult struct {
-	// Log is the tool's console output (bounded; never audited).
+	// Log is the tool's console output (bounded; never audited): a line per
+	// console call, its message and data, prefixed "warn: " or "error: "
+	// for those levels.
 	Log string
+	// Exception describes the exception that ended the execution, nil when
+	// it did not end in one (never audited).
+	Exception *JSException
+}
+
+// JSLogEntry is one console call of a tool.
+type JSLogEntry struct {
+	// Level is "debug" (console.debug, trace), "info" (log, info), "warn"
+	// or "error".
+	Level string
+	// Message is the call's arguments shown and joined by spaces, or, for
+	// console.log("message", {...}), the message alone.
+	Message string
+	// Data is the JSON of the object in console.log("message", {...}), nil
+	// for other calls.
+	Data json.RawMessage
+}
+
+// JSException is what an exception that ended a tool's execution says of
+// itself, for the caller only: its text may be anything the tool chose.
+type JSException struct {
+	// Name and Message are the Error's own (Message is the whole
+	// description for a thrown value that is not an Error).
+	Name, Message string
+	// Description is the name, message and the tool's stack frames, as the
+	// execution's failure message carries them.
+	Description string
+	// Code is the Error's code property when it is a string ("TOOL_INVALID"
+	// for a factory that gave no tool).
+	Code string
+	// Recoverable is the Error's recoverable property when it is a boolean.
+	Recoverable *bool
+}
+
+// jsToolLog is the host function a tool's console writes through: its
+// arguments are the level, the message and the data's JSON (or ""); it
+// returns "full" once the log is full, else "".
+const jsToolLog = "wasmgate.log"
+
+// maxJSLog bounds a tool's console log (JSResult.Log).
+const maxJSLog = 64 << 10
+
+// jsLogTruncated ends a log that reached maxJSLog.
+const jsLogTruncated = "[log truncated at 64 KiB]"
+
+// jsConsole receives one execution's console calls: it keeps the bounded
+// log and hands each entry to emit as it comes. What it does depends only
+// on the calls, never on emit, so that observing an execution changes
+// nothing the guest sees (its fuel above all).
+type jsConsole struct {
+	log  strings.Builder
+	full bool
+	emit func(JSLogEntry)
+}
+
+func (c *jsConsole) write(_ context.Context, args []string) (string, error) {
+	if len(args) != 3 {
+		return "", fmt.Errorf("want level, message and data, got %d arguments", len(args))
+	}
+	if c.full {
+		return "full", nil
+	}
+	e := JSLogEntry{Level: args[0], Message: args[1]}
+	line := e.Message
+	if args[2] != "" {
+		e.Data = json.RawMessage(args[2])
+		line += " " + args[2]
+	}
+	prefix := ""
+	if e.Level == "warn" || e.Level == "error" {
+		prefix = e.Level + ": "
+	}
+	line = prefix + line + "\n"
+	if room := maxJSLog - c.log.Len(); len(line) > room {
+		cut := room
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut-- // never half a character
+		}
+		c.log.WriteString(line[:cut])
+		c.log.WriteString("\n" + jsLogTruncated + "\n")
+		c.full = true
+		// The entry's message as far as it fits, then the notice.
+		if fits := room - len(prefix); fits > 0 {
+			c.send(JSLogEntry{Level: e.Level, Message: strings.ToValidUTF8(e.Message[:min(fits, len(e.Message))], "")})
+		}
+		c.send(JSLogEntry{Level: "warn", Message: jsLogTruncated})
+		return "full", nil
+	}
+	c.log.WriteString(line)
+	c.send(e)
+	return "", nil
+}
+
+func (c *jsConsole) send(e JSLogEntry) {
+	if c.emit != nil {
+		c.emit(e)
+	}
 }
 
 // QuickJSRun returns the driver of one execution of the tool loaded as entry,
 // in an instance started from the snapshot taken after loading. The output
 // is the tool's result as JSON, or empty when it returned undefined. A
-// thrown exception is a *GuestFailure, a result with no JSON form an
-// *OutputNotJSONError, and the tool's console log is left in res.
+// thrown exception is a *GuestFailure (described in res.Exception), a
+// result with no JSON form an *OutputNotJSONError, and the tool's console
+// log is left in res, each call handed to call.Log as it is made.
 func QuickJSRun(entry JSEntry, call JSCall, res *JSResult) func(ctx context.Context, inst Instance) ([]byte, error) {
 	return func(ctx context.Context, inst Instance) ([]byte, error) {
 		vm := jsVM{inst}
+		console := &jsConsole{emit: call.Log}
+		defer func() { res.Log = console.log.String() }()
+		// The log function is the only host function a tool's engine
+		// reaches, and only through its console.
+		ctx = WithJSHostFunctions(ctx, JSHostFunctions{jsToolLog: console.write})
 		env := []byte("{}")
 		if len(call.Env) > 0 {
 			// One line: the prelude splits its argument at newlines.
@@ -766,7 +925,7 @@ func QuickJSRun(entry JSEntry, call JSCall, res *JSResult) func(ctx context.Cont
 		if err != nil {
 			return nil, err
 		}
-		res.Log = st.Log
+		res.Exception = st.exception()
 		return st.result("tool", call.MaxOutput)
 	}
 }

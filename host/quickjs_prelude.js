@@ -1,11 +1,12 @@
 // The wasmgate prelude: evaluated once in every QuickJS engine before the
 // tool, captured in the snapshot with it. It sets the determinism profile
 // (seeded Math.random, a bounded console) and holds the protocol the host
-// drives: load(namespacePromise, exportName), run(request), take(), and for
-// scripts (wasmgate script) script(call, write, seed) and main(namespace).
+// drives: load(namespacePromise, exportName), run(request), take(),
+// attach(logFunction), and for scripts (wasmgate script) script(call, write,
+// seed) and main(namespace).
 //
-// Its completion value is [load, run, take, script, main]; the host keeps
-// those functions and nothing else from this file.
+// Its completion value is [load, run, take, script, main, attach]; the host
+// keeps those functions and nothing else from this file.
 (() => {
   "use strict";
 
@@ -34,9 +35,13 @@
     writable: true, configurable: true, enumerable: false,
   });
 
-  // ---- console: captured into a bounded log, never audited --------------
-  const LOG_LIMIT = 65536;
-  let log = "", logFull = false;
+  // ---- console: streamed to the host as it is called, never audited ------
+  // Each call is one entry (level, message, data) handed to the host's log
+  // function, which the host binds after the tool has loaded (attach) and
+  // which bounds the log: it answers "full" once 64 KiB are logged, and the
+  // console falls silent until the next execution. Before attach (the tool's
+  // top-level code) the console writes nothing.
+  let sink = null, logFull = false;
   function show(v) {
     if (typeof v === "string") return v;
     if (v instanceof Error) return String(v.name) + ": " + String(v.message);
@@ -45,25 +50,40 @@
     }
     try { return String(v); } catch (e) { return Object.prototype.toString.call(v); }
   }
-  function writer(prefix) {
+  // console.log("message", {context}) is the protocol's log entry with
+  // data: the message and the object as JSON. Any other call is a message
+  // alone: its arguments shown and joined by spaces.
+  function entry(args) {
+    if (args.length === 2 && typeof args[0] === "string" && typeof args[1] === "object" &&
+      args[1] !== null && !(args[1] instanceof Error)) {
+      const d = toJSON(args[1], "the data");
+      if (d.bad === undefined) return [args[0], d.json];
+    }
+    return [args.map(show).join(" "), ""];
+  }
+  const LOG_LIMIT = 65536;
+  function writer(level) {
     return function (...args) {
-      if (logFull) return;
-      const line = prefix + args.map(show).join(" ") + "\n";
-      if (log.length + line.length > LOG_LIMIT) {
-        log += line.slice(0, Math.max(0, LOG_LIMIT - log.length)) + "\n[log truncated at 64 KiB]\n";
-        logFull = true;
-        return;
+      if (logFull || sink === null) return;
+      let [message, data] = entry(args);
+      // What cannot fit in the log is not handed over (the host cuts the
+      // last entry at the limit's byte).
+      if (message.length + data.length >= LOG_LIMIT) {
+        message = (data === "" ? message : message + " " + data).slice(0, LOG_LIMIT);
+        data = "";
       }
-      log += line;
+      if (sink(level, message, data) === "full") logFull = true;
     };
   }
   const console = {
-    log: writer(""), info: writer(""), debug: writer(""), trace: writer(""),
-    warn: writer("warn: "), error: writer("error: "),
+    log: writer("info"), info: writer("info"), debug: writer("debug"), trace: writer("debug"),
+    warn: writer("warn"), error: writer("error"),
   };
   Object.defineProperty(globalThis, "console", {
     value: console, writable: true, configurable: true, enumerable: false,
   });
+  // attach binds the host's log function (once, after loading).
+  function attach(fn) { sink = fn; }
 
   // ---- TextEncoder / TextDecoder (UTF-8 only), which the engine lacks -----
   function define(name, value) {
@@ -277,9 +297,20 @@
     const r = toJSON(v, "the result");
     state = r.bad === undefined ? { k: "ok", output: r.json } : { k: "notjson", message: r.bad };
   }
+  // fail records an exception: its description (name, message and the
+  // tool's stack frames) and, for an Error, what the tool protocol's error
+  // events carry: its name and message apart, its code when that is a
+  // string, and its recoverable flag when that is a boolean.
   function fail(e) {
-    if (e instanceof Error && e.invalidTool === true) state = { k: "invalid", message: e.message };
-    else state = { k: "error", message: describe(e) };
+    if (e instanceof Error && e.invalidTool === true) { state = { k: "invalid", message: e.message }; return; }
+    state = { k: "error", message: describe(e) };
+    if (!(e instanceof Error)) return;
+    try {
+      state.name = String(e.name);
+      state.text = String(e.message);
+      if (typeof e.code === "string") state.code = e.code;
+      if (typeof e.recoverable === "boolean") state.recoverable = e.recoverable;
+    } catch (_) { /* a throwing getter: the description is what is left */ }
   }
 
   // run's argument is "seed\nenv\ninput": the digest-derived seed in hex,
@@ -287,7 +318,7 @@
   function run(arg) {
     const i = arg.indexOf("\n"), j = arg.indexOf("\n", i + 1);
     seed(arg.slice(0, i));
-    log = ""; logFull = false;
+    logFull = false;
     state = { k: "pending" };
     let r;
     try {
@@ -309,7 +340,8 @@
   }
 
   function take() {
-    return JSON.stringify({ k: state.k, output: state.output, message: state.message, log });
+    return JSON.stringify({ k: state.k, output: state.output, message: state.message,
+      name: state.name, text: state.text, code: state.code, recoverable: state.recoverable });
   }
 
   // ---- scripts -------------------------------------------------------------
@@ -355,5 +387,5 @@
     }).then(done, fail);
   }
 
-  return [load, run, take, script, main];
+  return [load, run, take, script, main, attach];
 })();

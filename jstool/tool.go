@@ -165,18 +165,58 @@ func WithEnv(ctx context.Context, env []byte) context.Context {
 	return context.WithValue(ctx, envKey{}, env)
 }
 
+// LogEntry is one console call of a tool: its level ("debug" for
+// console.debug and trace, "info" for log and info, "warn", "error"), its
+// message, and its data (the JSON of the object in console.log("message",
+// {...}), else nil).
+type LogEntry = host.JSLogEntry
+
+// Exception is what an exception that ended an execution says of itself:
+// an Error's name and message, its code when that is a string, its
+// recoverable flag when that is a boolean, and the whole description with
+// the tool's stack frames.
+type Exception = host.JSException
+
+// Observer receives what an execution of a tool reports besides its
+// Outcome. It is for the caller only: nothing it receives is audited, and
+// observing an execution changes nothing in it (output, log and fuel are
+// the same with or without an Observer).
+type Observer struct {
+	// Log, when set, is called for each console call as the tool makes it,
+	// in order, until the 64 KiB console log is full. It runs on the
+	// goroutine running the tool, which waits for it: it should not block.
+	Log func(LogEntry)
+	// Threw, when set, is called once before Execute returns when the
+	// execution ended in an exception the tool threw (or a factory that
+	// gave no tool: Code "TOOL_INVALID").
+	Threw func(Exception)
+}
+
+type observerKey struct{}
+
+// WithObserver returns ctx carrying o for the executions of JS tools
+// reached through ctx, the pipeline's included.
+func WithObserver(ctx context.Context, o Observer) context.Context {
+	return context.WithValue(ctx, observerKey{}, o)
+}
+
 // ExecuteWithEnv runs the tool once on canonical input, passing env (a JSON
 // object, or nil) to a factory tool as its configuration. The tool's console
-// output is the Outcome's Stderr.
+// output is the Outcome's Stderr; the Observer ctx carries (WithObserver)
+// sees it as it is written.
 func (t *Tool) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte) (runtime.Outcome, error) {
 	lim := in.Limits.WithDefaults(runtime.DefaultLimits)
+	obs, _ := ctx.Value(observerKey{}).(Observer)
 	var res host.JSResult
-	drive := host.QuickJSRun(t.entry, host.JSCall{Input: in.Bytes, Env: env, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)}, &res)
+	drive := host.QuickJSRun(t.entry, host.JSCall{Input: in.Bytes, Env: env, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes), Log: obs.Log}, &res)
 	out, err := t.reactor.Run(ctx, t.snap, in, runtime.Driver(drive))
 	if err != nil {
 		return out, err
 	}
 	out.Stderr = []byte(res.Log)
+	if res.Exception != nil && obs.Threw != nil && out.Kind == runtime.Failed {
+		obs.Threw(*res.Exception)
+	}
 	return out, nil
 }
 

@@ -242,6 +242,26 @@ func TestLogIsBounded(t *testing.T) {
 	assert.Len(t, res.Log, 65536+len("\n[log truncated at 64 KiB]\n"))
 	assert.True(t, strings.HasPrefix(res.Log, "line 0 xxxx"))
 	assert.True(t, strings.HasSuffix(res.Log, "\n[log truncated at 64 KiB]\n"))
+
+	// An observer sees the same bound: the entries that fit, the last one
+	// cut where the log ends, then the notice.
+	reg, err := pipeline.RegistryForSource(context.Background(), engine(t, runtime.EngineWazero),
+		pipeline.ExecutorSource{JS: filepath.Join(tools, "chatty.js")}, "act", runtime.Limits{Fuel: 1 << 32, TimeoutMs: 120_000})
+	require.NoError(t, err)
+	var logs []jstool.LogEntry
+	ctx := jstool.WithObserver(context.Background(), jstool.Observer{Log: func(l jstool.LogEntry) { logs = append(logs, l) }})
+	observed, err := pipeline.New(reg, audit.NewMemorySink()).Execute(ctx, pipeline.ActionRequest{Action: "act", Payload: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	assert.Equal(t, res.Log, observed.Log)
+	assert.Equal(t, res.FuelUsed, observed.FuelUsed)
+	require.Greater(t, len(logs), 2)
+	assert.Equal(t, jstool.LogEntry{Level: "warn", Message: "[log truncated at 64 KiB]"}, logs[len(logs)-1])
+	var messages []string
+	for _, l := range logs[:len(logs)-1] {
+		assert.Equal(t, "info", l.Level)
+		messages = append(messages, l.Message)
+	}
+	assert.Equal(t, res.Log[:65536], strings.Join(messages, "\n"), "the entries are the log up to its bound")
 }
 
 func TestSidecarManifest(t *testing.T) {
@@ -283,4 +303,67 @@ func TestModuleDigestCoversEngineToolAndExport(t *testing.T) {
 	assert.NotEqual(t, load(a, "x"), load(a, "y"))
 	assert.NotEqual(t, load(a, "x"), load(a+"\n", "x"))
 	assert.Len(t, load(a, "x"), 64)
+}
+
+// TestObserver: an Observer sees each console call as a structured entry
+// and the exception's code and recoverable flag, and observing changes
+// nothing in the execution.
+func TestObserver(t *testing.T) {
+	e := engine(t, runtime.EngineWazero)
+	reg, err := pipeline.RegistryForSource(context.Background(), e,
+		pipeline.ExecutorSource{JS: filepath.Join(tools, "coded_error.js")}, "act", runtime.Limits{TimeoutMs: 120_000})
+	require.NoError(t, err)
+	p := pipeline.New(reg, audit.NewMemorySink())
+	execute := func(ctx context.Context, payload string) pipeline.ActionResult {
+		res, err := p.Execute(ctx, pipeline.ActionRequest{Action: "act", Payload: json.RawMessage(payload)})
+		require.NoError(t, err)
+		return res
+	}
+	no, yes := false, true
+	for _, tt := range []struct {
+		name, payload string
+		want          jstool.Exception
+	}{
+		{"code and recoverable", `{"code":"AUTH_FAILED","recoverable":false}`,
+			jstool.Exception{Name: "Error", Message: "PAT expired", Code: "AUTH_FAILED", Recoverable: &no}},
+		{"code alone", `{"code":"AUTH_FAILED"}`, jstool.Exception{Name: "Error", Message: "PAT expired", Code: "AUTH_FAILED"}},
+		{"a code that is not a string", `{"code":7,"recoverable":true}`, jstool.Exception{Name: "Error", Message: "PAT expired", Recoverable: &yes}},
+		{"not an Error", `{"plain":"oops"}`, jstool.Exception{Message: "uncaught oops"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs []jstool.LogEntry
+			var threw []jstool.Exception
+			ctx := jstool.WithObserver(context.Background(), jstool.Observer{
+				Log:   func(l jstool.LogEntry) { logs = append(logs, l) },
+				Threw: func(x jstool.Exception) { threw = append(threw, x) },
+			})
+			res := execute(ctx, tt.payload)
+			assert.Equal(t, pipeline.StatusFailed, res.Status)
+			assert.Equal(t, []pipeline.ReasonCode{pipeline.ExecutorException}, res.ReasonCodes)
+			require.Len(t, threw, 1)
+			assert.Equal(t, res.Message, threw[0].Description)
+			threw[0].Description = ""
+			assert.Equal(t, tt.want, threw[0])
+
+			code := "null"
+			if strings.Contains(tt.payload, `"code":"`) {
+				code = `"AUTH_FAILED"`
+			} else if strings.Contains(tt.payload, `"code":7`) {
+				code = "7"
+			}
+			assert.Equal(t, []jstool.LogEntry{
+				{Level: "debug", Message: "debugging", Data: json.RawMessage(`{"code":` + code + `}`)},
+				{Level: "info", Message: "step 1 of 2"},
+				{Level: "warn", Message: "careful"},
+				{Level: "error", Message: "about to fail", Data: json.RawMessage(`[1,2]`)},
+			}, logs)
+			// The caller's log is the same lines, as without an observer.
+			assert.Equal(t, "debugging {\"code\":"+code+"}\nstep 1 of 2\nwarn: careful\nerror: about to fail [1,2]\n", res.Log)
+
+			unobserved := execute(context.Background(), tt.payload)
+			assert.Equal(t, res.FuelUsed, unobserved.FuelUsed, "observing costs the tool nothing")
+			assert.Equal(t, res.Log, unobserved.Log)
+			assert.Equal(t, res.Message, unobserved.Message)
+		})
+	}
 }

@@ -82,6 +82,9 @@ expect 0 "$BIN" replay --config testdata/tools.json --corpus testdata/corpus_js.
 step "The NDJSON tool protocol: a runner drives a tool side and checks its events" "$BIN tool run text-slug --tools testdata/toolproto/tools --input '{\"title\":\"Hello There\"}'"
 expect 0 "$BIN" tool run text-slug --tools testdata/toolproto/tools --input '{"title":"Hello There"}'
 
+step "The same events on the wire (--json): a tool's own Error code is its error event's code, exit 1" "$BIN tool run pat-check --tools testdata/toolproto/tools --json --input '{\"prId\":42}' --config '{\"azdo.token\":\"expired-pat\"}'"
+expect 1 "$BIN" tool run pat-check --tools testdata/toolproto/tools --json --input '{"prId":42}' --config '{"azdo.token":"expired-pat"}'
+
 step "A TypeScript toolscript calling two registered executors, each call audited" "$BIN script testdata/scripts/combine.ts --config testdata/registry.json"
 expect 0 "$BIN" script testdata/scripts/combine.ts --config testdata/registry.json --audit "$AUDIT"
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/toolproto"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -18,34 +19,41 @@ import (
 const toolHelp = `Usage:
   wasmgate tool run ID [--json] [--tools DIR] [--input JSON] [--config JSON]
                        [--max-output-bytes N] [--max-events N] [--audit FILE]
-  wasmgate tool serve-stdio ID [--tools DIR] [--audit FILE]
+  wasmgate tool serve-stdio ID [--tools DIR] [--audit FILE] [--verdict]
 
-The NDJSON tool protocol v1. A tool is a directory DIR/**/ID/manifest.json
-(default DIR: ./tools) with manifestVersion 1, id (kebab-case, the
-directory's name), version, name, description, runtime ("wasm" or "js"),
-entry (its .wasm module or .js/.ts tool, relative to the manifest), and
-optionally requiredConfig, optionalConfig (lists of config keys),
-timeoutMs and tags.
+The NDJSON tool protocol v1. A tool is a directory with a manifest.json
+under DIR (default DIR: ./tools) with manifestVersion 1, id (kebab-case),
+version, name, description, runtime ("wasm", "js" or "node"), entry (its
+.wasm module or .js/.ts tool, relative to the manifest), and optionally
+requiredConfig, optionalConfig (lists of config keys), timeoutMs and tags.
+Tools of runtime "node" are found, but running one is TOOL_INVALID until
+the JS engine has a Node profile.
 
-"tool serve-stdio" is the tool side: it reads one ToolRequest
+"tool serve-stdio" is the tool side: it writes a started event
+{"meta": {name, version, runtime}}, reads one ToolRequest to EOF from stdin
   {"context": {"toolId": ID, "config": {...}, "workspaceRoot": DIR}, "input": ...}
-from stdin, runs the tool sandboxed, limited and audited through the
-pipeline (JS tools get config as the env of factories), and writes NDJSON
-events {type, ts, toolId, payload} to stdout: started, log (the tool's
-console lines), then one result or error.
+runs the tool sandboxed, limited and audited through the pipeline (JS tools
+get config as the env of factories), and writes NDJSON events
+{type, ts, toolId, payload} to stdout: a log event for each console call of
+a JS tool while it runs ({level, message, data?}), then one result (the
+tool's output itself; a value that is not an object as {"value": ...}) or
+error ({message, code, recoverable}). Diagnostics go to stderr: a Wasm
+tool's stderr, the stack of an exception, and with --verdict the
+governance verdict. It exits 0 after a result and 1 after an error event.
 
 "tool run" is the runner: it sends the request on its stdin (or the one
 --input and --config make) to "tool serve-stdio" in a child process and
-prints its events, for a person or, with --json, as the NDJSON lines they
-are. It kills the child and ends with a non-recoverable error when the run
-takes longer than timeoutMs (RUNNER_TIMEOUT: config key timeoutMs, else the
-manifest's, else 30000), or the child writes more than --max-output-bytes
-(RUNNER_MAX_OUTPUT_BYTES) or --max-events events (RUNNER_MAX_EVENTS).
+prints its events, for a person (with the verdict on stderr) or, with
+--json, as the NDJSON lines they are. It stops the child (SIGTERM, then
+SIGKILL) and ends with a RUNNER_GUARDRAIL error when the run takes longer
+than timeoutMs (config key timeoutMs, else the manifest's, else 30000), or
+the child writes more than --max-output-bytes to stdout or --max-events
+events; a child that ends without a result or error event is TOOL_CRASH.
 
-Exit codes: 0 result, 1 recoverable error, 2 any other error event (or a
-usage error), 4 when wasmgate itself fails outside the protocol (an audit
-log that cannot be opened, output that cannot be written; the runner
-reports a tool side that exits without a terminal event as TOOL_CRASHED).
+Exit codes of "tool run": 0 result, 1 the tool's error event, 2 the
+runner's own error event (RUNNER_GUARDRAIL, TOOL_CRASH,
+RUNNER_PROTOCOL_ERROR, CANCELLED) or a usage error, 4 when wasmgate itself
+fails outside the protocol (output that cannot be written).
 `
 
 func (e env) toolCmd(ctx context.Context, args []string) int {
@@ -120,11 +128,14 @@ func (e env) toolRunCmd(ctx context.Context, args []string) int {
 	if f.audit != "" {
 		child = append(child, "--audit", f.audit)
 	}
-	emit := toolproto.Pretty(e.stdout)
-	if *asJSON {
-		emit = toolproto.Passthrough(e.stdout)
+	emit := toolproto.Passthrough(e.stdout)
+	if !*asJSON {
+		// The person sees the verdict too, on stderr with the other
+		// diagnostics; programs read it from the audit log.
+		emit = toolproto.Pretty(e.stdout)
+		child = append(child, "--verdict")
 	}
-	terminal, err := toolproto.Run(ctx, toolproto.RunConfig{
+	end, err := toolproto.Run(ctx, toolproto.RunConfig{
 		ToolsDir:   f.tools,
 		ToolID:     id,
 		Request:    req,
@@ -136,7 +147,7 @@ func (e env) toolRunCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail(name, err)
 	}
-	return toolproto.ExitCode(terminal)
+	return end.ExitCode()
 }
 
 // toolRequest is the request of `tool run`: made from --input and
@@ -170,28 +181,40 @@ func (e env) toolServeCmd(ctx context.Context, args []string) int {
 	fs := newFlagSet(name, e.stderr)
 	var f toolFlags
 	f.register(fs)
+	verdict := fs.Bool("verdict", false, "also write the run's governance verdict to stderr, for a person")
 	id, err := parseTool(fs, args)
 	if err != nil {
 		return e.fail(name, err)
 	}
-	var sink audit.Sink = audit.NewDiscardSink()
-	if f.audit != "" {
-		fsink, err := audit.OpenFile(f.audit)
+	cfg := toolproto.ServeConfig{
+		ToolsDir: filepath.Clean(f.tools), ToolID: id,
+		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Verdict: *verdict,
+	}
+	// From here on every problem is an error event: the runner on the
+	// other side reads stdout, and exits 2 or more mean a crash.
+	refuse := func(code string, recoverable bool, msg string) int {
+		terminal, err := toolproto.Refuse(cfg, code, recoverable, msg)
 		if err != nil {
 			return e.fail(name, err)
 		}
-		sink = fsink
+		return toolproto.ExitCode(terminal)
 	}
-	defer sink.Close()
+	cfg.Sink = audit.NewDiscardSink()
+	if f.audit != "" {
+		fsink, err := audit.OpenFile(f.audit)
+		if err != nil {
+			return refuse(string(pipeline.AuditLogFailed), true, err.Error())
+		}
+		cfg.Sink = fsink
+	}
+	defer cfg.Sink.Close()
 	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithCompilationCacheDir(cacheDir("")))
 	if err != nil {
-		return e.fail(name, err)
+		return refuse(toolproto.CodeInternalError, false, err.Error())
 	}
 	defer engine.Close(ctx)
-	terminal, err := toolproto.Serve(ctx, toolproto.ServeConfig{
-		ToolsDir: filepath.Clean(f.tools), ToolID: id, Engine: engine, Sink: sink,
-		Stdin: e.stdin, Stdout: e.stdout,
-	})
+	cfg.Engine = engine
+	terminal, err := toolproto.Serve(ctx, cfg)
 	if err != nil {
 		return e.fail(name, err)
 	}

@@ -1,10 +1,19 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,6 +21,9 @@ import (
 
 // protoTools is the tools directory of the NDJSON tool protocol's tests.
 var protoTools = td(filepath.Join("toolproto", "tools"))
+
+// protoToolIDs are the valid tools there.
+const protoToolIDs = "bigout, chatty, fuel-out, greeter, hello-node, pat-check, slow-logger, spin, text-slug, text-stats, text-upper"
 
 // protoEvent is a ToolEvent line as a client reads it.
 type protoEvent struct {
@@ -21,29 +33,28 @@ type protoEvent struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
+// protoError is an error event's payload, exactly: a field the protocol
+// does not define fails to decode.
 type protoError struct {
-	Code        string   `json:"code"`
-	Message     string   `json:"message"`
-	Recoverable bool     `json:"recoverable"`
-	Keys        []string `json:"keys"`
-	Status      string   `json:"status"`
-	ReasonCodes []string `json:"reason_codes"`
+	Message     string `json:"message"`
+	Code        string `json:"code"`
+	Recoverable bool   `json:"recoverable"`
 }
 
 // protoEvents parses stdout as NDJSON events of toolID, checking what
-// every stream must be: nothing but events, started first, exactly one
-// terminal event, last.
-func protoEvents(t *testing.T, r runResult, toolID string) []protoEvent {
+// every stream must be: nothing but events of the protocol's shape, each
+// with ts and toolId, started first, exactly one terminal event, last.
+func protoEvents(t *testing.T, stdout, toolID string) []protoEvent {
 	t.Helper()
-	require.True(t, strings.HasSuffix(r.stdout, "\n"), "stdout: %q\nstderr: %s", r.stdout, r.stderr)
+	require.True(t, strings.HasSuffix(stdout, "\n"), "stdout: %q", stdout)
 	var evs []protoEvent
-	for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
 		var ev protoEvent
 		dec := json.NewDecoder(strings.NewReader(l))
 		dec.DisallowUnknownFields()
 		require.NoError(t, dec.Decode(&ev), "not an event: %q", l)
 		assert.Equal(t, toolID, ev.ToolID)
-		assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`, ev.Ts)
+		assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`, ev.Ts, "ts as toISOString writes it")
 		evs = append(evs, ev)
 	}
 	require.NotEmpty(t, evs)
@@ -60,7 +71,9 @@ func protoLastError(t *testing.T, evs []protoEvent) protoError {
 	last := evs[len(evs)-1]
 	require.Equal(t, "error", last.Type, "%s", last.Payload)
 	var p protoError
-	require.NoError(t, json.Unmarshal(last.Payload, &p))
+	dec := json.NewDecoder(bytes.NewReader(last.Payload))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&p), "an error payload is {message, code, recoverable}: %s", last.Payload)
 	return p
 }
 
@@ -73,222 +86,400 @@ func eventTypes(evs []protoEvent) []string {
 }
 
 func TestToolRunLifecycleJSON(t *testing.T) {
+	t.Parallel()
 	r := wasmgate(t, `{"context":{"toolId":"text-slug","config":{},"workspaceRoot":"/w"},"input":{"title":"Hello, World"}}`,
 		"tool", "run", "text-slug", "--tools", protoTools, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Empty(t, r.stderr)
-	evs := protoEvents(t, r, "text-slug")
+	evs := protoEvents(t, r.stdout, "text-slug")
 	require.Equal(t, []string{"started", "log", "result"}, eventTypes(evs))
-	assert.JSONEq(t, `{"name":"Text slug","version":"1.0.0","runtime":"js","timeoutMs":30000}`, string(evs[0].Payload))
-	assert.JSONEq(t, `{"level":"info","message":"slugging 12 characters"}`, string(evs[1].Payload))
-
-	var res struct {
-		Output          json.RawMessage `json:"output"`
-		Status          string          `json:"status"`
-		ReasonCodes     []string        `json:"reason_codes"`
-		ExecutorID      string          `json:"executor_id"`
-		ExecutorVersion string          `json:"executor_version"`
-		TraceID         string          `json:"trace_id"`
-		InputDigest     string          `json:"input_digest"`
-		OutputDigest    string          `json:"output_digest"`
-		FuelUsed        uint64          `json:"fuel_used"`
-	}
-	require.NoError(t, json.Unmarshal(evs[2].Payload, &res))
-	assert.JSONEq(t, `{"slug":"hello-world"}`, string(res.Output))
-	assert.Equal(t, "SUCCESS", res.Status)
-	assert.Equal(t, []string{}, res.ReasonCodes)
-	assert.Equal(t, "text_slug", res.ExecutorID)
-	assert.Equal(t, "1.0.0", res.ExecutorVersion)
-	assert.Regexp(t, `^[0-9a-f-]{36}$`, res.TraceID)
-	assert.Regexp(t, `^[0-9a-f]{64}$`, res.InputDigest)
-	assert.Regexp(t, `^[0-9a-f]{64}$`, res.OutputDigest)
-	assert.NotZero(t, res.FuelUsed)
+	assert.Equal(t, `{"meta":{"name":"Text slug","version":"1.0.0","runtime":"js"}}`, string(evs[0].Payload))
+	assert.Equal(t, `{"level":"info","message":"slugging 12 characters"}`, string(evs[1].Payload))
+	// The result's payload is the tool's output itself.
+	assert.Equal(t, `{"slug":"hello-world"}`, string(evs[2].Payload))
 }
 
 func TestToolRunPretty(t *testing.T) {
+	t.Parallel()
+	verdict := func(status, codes, executor string) string {
+		return `^verdict: ` + status + ` \[` + codes + `\] ` + executor + ` fuel_used=\d+ duration_ms=\d+ trace_id=[0-9a-f-]{36} input_digest=[0-9a-f]{64} output_digest=([0-9a-f]{64}|null)\n$`
+	}
 	for _, tt := range []struct {
-		name, tool, input string
-		code              int
-		stdout            string
+		name, tool, input, config string
+		code                      int
+		stdout, stderr            string
 	}{
-		{"result", "text-slug", `{"title":"Hello, World"}`, 0, `▶ started text-slug 1.0.0
+		{"result", "text-slug", `{"title":"Hello, World"}`, "", 0, `▶ started text-slug 1.0.0
   log: slugging 12 characters
 ✔ result: {"slug":"hello-world"}
-`},
-		{"a warning", "text-slug", `{"title":"!!!"}`, 0, `▶ started text-slug 1.0.0
+`, verdict("SUCCESS", "", "text_slug 1.0.0")},
+		{"a warning", "text-slug", `{"title":"!!!"}`, "", 0, `▶ started text-slug 1.0.0
   log: slugging 3 characters
   log: warn: nothing left to slug
 ✔ result: {"slug":""}
-`},
-		{"wasm", "text-upper", `{"text":"abc"}`, 0, `▶ started text-upper 1.0.0
+`, verdict("SUCCESS", "", "text_slug 1.0.0")},
+		{"wasm", "text-upper", `{"text":"abc"}`, "", 0, `▶ started text-upper 1.0.0
 ✔ result: {"text":"ABC"}
-`},
-		{"recoverable error", "greeter", `{"name":"Ada"}`, 1, `▶ started greeter 0.2.0
-✖ error MISSING_CONFIG: context.config lacks the required key "greeting"
-`},
-		{"unknown tool", "nope", `{}`, 2, `▶ started nope
-✖ error TOOL_NOT_FOUND: no manifest in ` + protoTools + ` declares tool "nope" (tools there: bigout, chatty, greeter, spin, text-slug, text-stats, text-upper)
-`},
+`, verdict("SUCCESS", "", "upper 1.0.0")},
+		{"the tool's own error", "pat-check", `{"prId":42}`, `{"azdo.token":"expired-1"}`, 1, `▶ started pat-check 1.0.0
+  log: reviewing PR #42
+✖ error AUTH_FAILED: PAT expired
+`, `^Error: PAT expired\n    at execute \(pat\.js:\d+(:\d+)?\)\n(.*\n)*verdict: FAILED \[EXECUTOR_EXCEPTION\] pat 0\.0\.0 .*\n$`},
+		{"missing config", "greeter", `{"name":"Ada"}`, "", 1, `▶ started greeter 0.2.0
+✖ error CONFIG_MISSING: context.config lacks the required key "greeting"
+`, `^$`},
+		{"unknown tool", "nope", `{}`, "", 1, `▶ started nope
+✖ error TOOL_NOT_FOUND: no manifest in ` + protoTools + ` declares tool "nope" (tools there: ` + protoToolIDs + `)
+`, `^$`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := wasmgate(t, "", "tool", "run", tt.tool, "--tools", protoTools, "--input", tt.input)
+			t.Parallel()
+			args := []string{"tool", "run", tt.tool, "--tools", protoTools, "--input", tt.input}
+			if tt.config != "" {
+				args = append(args, "--config", tt.config)
+			}
+			r := wasmgate(t, "", args...)
 			assert.Equal(t, tt.code, r.code, r.stderr)
 			assert.Equal(t, tt.stdout, r.stdout)
+			// The verdict is for the person, on stderr with the other
+			// diagnostics; it is in no event.
+			assert.Regexp(t, tt.stderr, r.stderr)
 		})
 	}
 }
 
+// TestToolRunOutcomes: every error event the tool side writes is exit 1,
+// recoverable or not, with the code the text and the reference tools use.
 func TestToolRunOutcomes(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, tool, stdin string
 		args              []string
-		code              int
 		types             []string
 		err               protoError
-		msgPrefix         string
 	}{
-		{"the tool throws", "text-slug", `{"input":{"title":7}}`, nil, 1, []string{"started", "error"},
-			protoError{Code: "EXECUTOR_EXCEPTION", Recoverable: true, Status: "FAILED", ReasonCodes: []string{"EXECUTOR_EXCEPTION"}},
-			"TypeError: title must be a string"},
-		{"missing required config", "greeter", `{"context":{"config":{"punctuation":"!"}},"input":{"name":"Ada"}}`, nil, 1, []string{"started", "error"},
-			protoError{Code: "MISSING_CONFIG", Recoverable: true, Keys: []string{"greeting"}},
-			`context.config lacks the required key "greeting"`},
-		{"stdin not JSON", "text-slug", `title=Hello`, nil, 2, []string{"started", "error"},
-			protoError{Code: "INVALID_REQUEST"}, "the request is not a JSON object"},
-		{"config not an object", "text-slug", `{"context":{"config":"x=1"}}`, nil, 2, []string{"started", "error"},
-			protoError{Code: "INVALID_REQUEST"}, "context.config must be a JSON object"},
-		{"unknown tool", "no-such-tool", `{}`, nil, 2, []string{"started", "error"},
-			protoError{Code: "TOOL_NOT_FOUND"}, `no manifest in ` + protoTools + ` declares tool "no-such-tool"`},
-		{"no tools directory", "text-slug", `{}`, []string{"--tools", "no-such-dir"}, 2, []string{"started", "error"},
-			protoError{Code: "TOOL_NOT_FOUND"}, "the tools directory no-such-dir does not exist"},
+		{"the tool throws", "text-slug", `{"input":{"title":7}}`, nil, []string{"started", "error"},
+			protoError{Code: "EXECUTOR_EXCEPTION", Recoverable: true, Message: "TypeError: title must be a string"}},
+		{"an Error with a code", "pat-check", `{"context":{"config":{"azdo.token":"expired-7"}},"input":{"prId":1}}`, nil, []string{"started", "log", "error"},
+			protoError{Code: "AUTH_FAILED", Recoverable: true, Message: "PAT expired"}},
+		{"an Error with a code, not recoverable", "pat-check", `{"context":{"config":{"azdo.token":7}},"input":{"prId":1}}`, nil, []string{"started", "log", "error"},
+			protoError{Code: "BAD_TOKEN", Recoverable: false, Message: "azdo.token is not a string"}},
+		{"missing required config", "greeter", `{"context":{"config":{"punctuation":"!"}},"input":{"name":"Ada"}}`, nil, []string{"started", "error"},
+			protoError{Code: "CONFIG_MISSING", Recoverable: true, Message: `context.config lacks the required key "greeting"`}},
+		{"a governance limit", "fuel-out", `{"input":{}}`, nil, []string{"started", "error"},
+			protoError{Code: "FUEL_EXHAUSTED", Recoverable: false, Message: "fuel exhausted"}},
+		{"stdin not JSON", "text-slug", `title=Hello`, nil, []string{"started", "error"},
+			protoError{Code: "INVALID_REQUEST", Message: "the request is not a JSON object"}},
+		{"config not an object", "text-slug", `{"context":{"config":"x=1"}}`, nil, []string{"started", "error"},
+			protoError{Code: "INVALID_REQUEST", Message: "context.config must be a JSON object"}},
+		{"unknown tool", "no-such-tool", `{}`, nil, []string{"started", "error"},
+			protoError{Code: "TOOL_NOT_FOUND", Message: `no manifest in ` + protoTools + ` declares tool "no-such-tool" (tools there: ` + protoToolIDs + `)`}},
+		{"no tools directory", "text-slug", `{}`, []string{"--tools", "no-such-dir"}, []string{"started", "error"},
+			protoError{Code: "TOOL_NOT_FOUND", Message: "the tools directory no-such-dir does not exist"}},
+		{"a Node tool", "hello-node", `{"input":{"name":"Ada"}}`, nil, []string{"started", "error"},
+			protoError{Code: "TOOL_INVALID", Message: filepath.Join(protoTools, "hello-node", "manifest.json") +
+				`: runtime "node": wasmgate cannot run Node tools yet (its JS engine has no Node profile: no process, fs or child_process); a tool of runtime "js" runs in the sandbox`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			args := append([]string{"tool", "run", tt.tool, "--tools", protoTools, "--json"}, tt.args...)
 			r := wasmgate(t, tt.stdin, args...)
-			assert.Equal(t, tt.code, r.code, r.stderr)
-			evs := protoEvents(t, r, tt.tool)
+			assert.Equal(t, 1, r.code, r.stderr)
+			evs := protoEvents(t, r.stdout, tt.tool)
 			assert.Equal(t, tt.types, eventTypes(evs))
-			got := protoLastError(t, evs)
-			assert.True(t, strings.HasPrefix(got.Message, tt.msgPrefix), "message: %s", got.Message)
-			got.Message = ""
-			assert.Equal(t, tt.err, got)
+			assert.Equal(t, tt.err, protoLastError(t, evs))
 		})
 	}
 }
 
+func TestToolRunANodeToolIsFoundButNotRun(t *testing.T) {
+	t.Parallel()
+	r := wasmgate(t, `{}`, "tool", "run", "hello-node", "--tools", protoTools, "--json")
+	assert.Equal(t, 1, r.code)
+	evs := protoEvents(t, r.stdout, "hello-node")
+	assert.Equal(t, `{"meta":{"name":"Hello Node","version":"0.1.0","runtime":"node"}}`, string(evs[0].Payload))
+	assert.Contains(t, protoLastError(t, evs).Message, `runtime "node"`)
+}
+
+func TestToolRunStackTraceGoesToStderr(t *testing.T) {
+	t.Parallel()
+	r := wasmgate(t, `{"input":{"title":7}}`, "tool", "run", "text-slug", "--tools", protoTools, "--json")
+	assert.Equal(t, 1, r.code)
+	assert.Regexp(t, `^TypeError: title must be a string\n    at execute \(slug\.js:\d+`, r.stderr)
+	assert.NotContains(t, r.stdout, "slug.js:", "the stack is not in the event")
+}
+
 func TestToolRunPassesConfigToJSTools(t *testing.T) {
+	t.Parallel()
 	r := wasmgate(t, "", "tool", "run", "greeter", "--tools", protoTools, "--json",
 		"--input", `{"name":"Ada"}`, "--config", `{"greeting":"Hello","punctuation":"!"}`)
 	require.Equal(t, 0, r.code, r.stderr)
-	evs := protoEvents(t, r, "greeter")
+	evs := protoEvents(t, r.stdout, "greeter")
 	require.Equal(t, []string{"started", "result"}, eventTypes(evs))
-	assert.Contains(t, string(evs[1].Payload), `"output":{"message":"Hello, Ada!"}`)
+	assert.Equal(t, `{"message":"Hello, Ada!"}`, string(evs[1].Payload))
 }
 
-func TestToolRunWasmStderrIsLogged(t *testing.T) {
+func TestToolRunWasmStderrIsADiagnostic(t *testing.T) {
+	t.Parallel()
 	r := wasmgate(t, `{"input":{"text":7}}`, "tool", "run", "text-stats", "--tools", protoTools, "--json")
-	evs := protoEvents(t, r, "text-stats")
-	require.Equal(t, []string{"started", "log", "error"}, eventTypes(evs))
-	assert.JSONEq(t, `{"level":"info","message":"textstats: input must be an object with a string field \"text\": json: cannot unmarshal number into Go struct field input.text of type string"}`,
-		string(evs[1].Payload))
+	assert.Equal(t, 1, r.code)
+	evs := protoEvents(t, r.stdout, "text-stats")
+	require.Equal(t, []string{"started", "error"}, eventTypes(evs))
+	assert.Equal(t, protoError{Code: "EXECUTOR_EXCEPTION", Recoverable: true, Message: "guest exited with code 1"}, protoLastError(t, evs))
+	assert.Equal(t, "textstats: input must be an object with a string field \"text\": json: cannot unmarshal number into Go struct field input.text of type string\n", r.stderr)
 }
 
 func TestToolRunInvalidManifests(t *testing.T) {
+	t.Parallel()
 	manifest := func(dir string) string { return filepath.Join(protoTools, dir, "manifest.json") }
 	for _, tt := range []struct{ tool, msg string }{
 		{"bad-version", manifest("bad-version") + ": manifestVersion: must be 1, not 2"},
-		{"id-mismatch", manifest("id-mismatch") + `: id: "other-name" must equal the name of the manifest's directory, "id-mismatch"`},
-		{"Not_Kebab", manifest("Not_Kebab") + `: id: "Not_Kebab" is not kebab-case (lowercase letters and digits in words joined by "-", starting with a letter)`},
-		{"bad-runtime", manifest("bad-runtime") + `: runtime: must be "wasm" or "js", not "python"`},
+		{"Not_Kebab", manifest("Not_Kebab") + `: id: "Not_Kebab" is not kebab-case (lowercase letters and digits in words joined by "-")`},
+		{"bad-runtime", manifest("bad-runtime") + `: runtime: must be "wasm", "js" or "node", not "python"`},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
+			t.Parallel()
 			r := wasmgate(t, `{}`, "tool", "run", tt.tool, "--tools", protoTools, "--json")
-			assert.Equal(t, 2, r.code, r.stderr)
-			evs := protoEvents(t, r, tt.tool)
+			assert.Equal(t, 1, r.code, r.stderr)
+			evs := protoEvents(t, r.stdout, tt.tool)
 			assert.Equal(t, []string{"started", "error"}, eventTypes(evs))
 			assert.Equal(t, protoError{Code: "TOOL_INVALID", Message: tt.msg}, protoLastError(t, evs))
 		})
 	}
 }
 
+// TestToolRunGuardrails: the runner's own error events are RUNNER_GUARDRAIL,
+// as the text says, not recoverable, and exit 2.
 func TestToolRunGuardrails(t *testing.T) {
-	t.Run("RUNNER_TIMEOUT from the manifest's timeoutMs", func(t *testing.T) {
+	t.Parallel()
+	t.Run("timeoutMs from the manifest", func(t *testing.T) {
+		t.Parallel()
 		r := wasmgate(t, `{"input":{}}`, "tool", "run", "spin", "--tools", protoTools, "--json")
 		assert.Equal(t, 2, r.code, r.stderr)
-		evs := protoEvents(t, r, "spin")
+		evs := protoEvents(t, r.stdout, "spin")
 		assert.Equal(t, []string{"started", "error"}, eventTypes(evs))
-		assert.JSONEq(t, `{"name":"Spin","version":"1.0.0","runtime":"js","timeoutMs":300}`, string(evs[0].Payload))
-		assert.Equal(t, protoError{Code: "RUNNER_TIMEOUT", Message: "the tool ran longer than its timeoutMs of 300 ms"}, protoLastError(t, evs))
+		assert.Equal(t, `{"meta":{"name":"Spin","version":"1.0.0","runtime":"js"}}`, string(evs[0].Payload))
+		assert.Equal(t, protoError{Code: "RUNNER_GUARDRAIL", Message: "guardrail timeoutMs: the tool ran longer than 300 ms"}, protoLastError(t, evs))
 	})
-	t.Run("RUNNER_TIMEOUT from the request's config first", func(t *testing.T) {
+	t.Run("timeoutMs from the request's config first", func(t *testing.T) {
+		t.Parallel()
 		r := wasmgate(t, "", "tool", "run", "spin", "--tools", protoTools, "--config", `{"timeoutMs":200}`)
 		assert.Equal(t, 2, r.code, r.stderr)
-		assert.Equal(t, "▶ started spin 1.0.0\n✖ error RUNNER_TIMEOUT: the tool ran longer than its timeoutMs of 200 ms\n", r.stdout)
+		assert.Equal(t, "▶ started spin 1.0.0\n✖ error RUNNER_GUARDRAIL: guardrail timeoutMs: the tool ran longer than 200 ms\n", r.stdout)
 	})
-	t.Run("RUNNER_MAX_EVENTS at 10000", func(t *testing.T) {
+	t.Run("maxEvents at 10000", func(t *testing.T) {
+		t.Parallel()
 		r := wasmgate(t, `{"input":{"lines":12000}}`, "tool", "run", "chatty", "--tools", protoTools, "--json")
 		assert.Equal(t, 2, r.code, r.stderr)
-		evs := protoEvents(t, r, "chatty")
+		evs := protoEvents(t, r.stdout, "chatty")
 		require.Len(t, evs, 10001, "the first 10000 events, then the runner's")
 		assert.Equal(t, "started", evs[0].Type)
 		for _, ev := range evs[1:10000] {
 			require.Equal(t, "log", ev.Type)
-			require.JSONEq(t, `{"level":"info","message":"x"}`, string(ev.Payload))
+			require.Equal(t, `{"level":"info","message":"x"}`, string(ev.Payload))
 		}
-		assert.Equal(t, protoError{Code: "RUNNER_MAX_EVENTS", Message: "the tool side wrote more than 10000 events (maxEvents)"}, protoLastError(t, evs))
+		assert.Equal(t, protoError{Code: "RUNNER_GUARDRAIL", Message: "guardrail maxEvents: the tool side wrote more than 10000 events"}, protoLastError(t, evs))
 	})
 	t.Run("--max-events", func(t *testing.T) {
+		t.Parallel()
 		r := wasmgate(t, `{"input":{"lines":100}}`, "tool", "run", "chatty", "--tools", protoTools, "--json", "--max-events", "50")
 		assert.Equal(t, 2, r.code, r.stderr)
-		evs := protoEvents(t, r, "chatty")
+		evs := protoEvents(t, r.stdout, "chatty")
 		require.Len(t, evs, 51)
-		assert.Equal(t, protoError{Code: "RUNNER_MAX_EVENTS", Message: "the tool side wrote more than 50 events (maxEvents)"}, protoLastError(t, evs))
+		assert.Equal(t, protoError{Code: "RUNNER_GUARDRAIL", Message: "guardrail maxEvents: the tool side wrote more than 50 events"}, protoLastError(t, evs))
 
 		r = wasmgate(t, `{"input":{"lines":48}}`, "tool", "run", "chatty", "--tools", protoTools, "--json", "--max-events", "50")
 		assert.Equal(t, 0, r.code, "started, 48 logs and the result are 50 events: %s", r.stderr)
-		assert.Len(t, protoEvents(t, r, "chatty"), 50)
+		assert.Len(t, protoEvents(t, r.stdout, "chatty"), 50)
 	})
-	t.Run("RUNNER_MAX_OUTPUT_BYTES at 10 MiB", func(t *testing.T) {
+	t.Run("maxOutputBytes at 10 MiB", func(t *testing.T) {
+		t.Parallel()
 		r := wasmgate(t, `{"input":{}}`, "tool", "run", "bigout", "--tools", protoTools, "--json")
 		assert.Equal(t, 2, r.code, r.stderr)
-		evs := protoEvents(t, r, "bigout")
+		evs := protoEvents(t, r.stdout, "bigout")
 		assert.Equal(t, []string{"started", "error"}, eventTypes(evs))
-		assert.Equal(t, protoError{Code: "RUNNER_MAX_OUTPUT_BYTES", Message: "the tool side wrote more than 10485760 bytes (maxOutputBytes)"}, protoLastError(t, evs))
+		assert.Equal(t, protoError{Code: "RUNNER_GUARDRAIL", Message: "guardrail maxOutputBytes: the tool side wrote more than 10485760 bytes to stdout"}, protoLastError(t, evs))
 	})
 	t.Run("--max-output-bytes", func(t *testing.T) {
+		t.Parallel()
 		r := wasmgate(t, `{"input":{"lines":100}}`, "tool", "run", "chatty", "--tools", protoTools, "--json", "--max-output-bytes", "2000")
 		assert.Equal(t, 2, r.code, r.stderr)
-		evs := protoEvents(t, r, "chatty")
-		assert.Equal(t, protoError{Code: "RUNNER_MAX_OUTPUT_BYTES", Message: "the tool side wrote more than 2000 bytes (maxOutputBytes)"}, protoLastError(t, evs))
+		evs := protoEvents(t, r.stdout, "chatty")
+		assert.Equal(t, protoError{Code: "RUNNER_GUARDRAIL", Message: "guardrail maxOutputBytes: the tool side wrote more than 2000 bytes to stdout"}, protoLastError(t, evs))
 		passed := strings.TrimSuffix(r.stdout, "\n")
 		passed = passed[:strings.LastIndex(passed, "\n")+1]
 		assert.LessOrEqual(t, len(passed), 2000, "only what fits is passed on")
 	})
 }
 
+// timedLine is a line of a child's stdout and when it arrived.
+type timedLine struct {
+	at   time.Duration
+	line string
+}
+
+// startTool starts wasmgate with args, reading its stdout line by line as
+// it comes; lines delivers them (closed at EOF) and the returned function
+// waits for the exit code.
+func startTool(t *testing.T, args ...string) (cmd *exec.Cmd, lines <-chan timedLine, wait func() int) {
+	t.Helper()
+	cmd = exec.Command(binary, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, cmd.Start())
+	ch := make(chan timedLine, 64)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			ch <- timedLine{at: time.Since(start), line: sc.Text()}
+		}
+	}()
+	return cmd, ch, func() int {
+		err := cmd.Wait()
+		if err == nil {
+			return 0
+		}
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, stderr.String())
+		return ee.ExitCode()
+	}
+}
+
+// TestToolRunStreamsLogs: a tool that logs and then computes shows its log
+// event while it computes, not at the end.
+func TestToolRunStreamsLogs(t *testing.T) {
+	t.Parallel()
+	// run is the arrival of the first log event and of the result.
+	run := func(rounds int) (firstLog, result time.Duration, types []string) {
+		_, lines, wait := startTool(t, "tool", "run", "slow-logger", "--tools", protoTools, "--json",
+			"--input", fmt.Sprintf(`{"rounds":%d}`, rounds))
+		var all []string
+		for l := range lines {
+			var ev protoEvent
+			require.NoError(t, json.Unmarshal([]byte(l.line), &ev), l.line)
+			types = append(types, ev.Type)
+			all = append(all, l.line)
+			switch {
+			case ev.Type == "log" && firstLog == 0:
+				firstLog = l.at
+			case ev.Type == "result":
+				result = l.at
+			}
+		}
+		require.Equal(t, 0, wait(), "%q", all)
+		return firstLog, result, types
+	}
+	// The sandbox has no clock to wait on, so the tool computes for a
+	// number of rounds; a short run says how many take about two seconds
+	// on this machine.
+	const probe = 10
+	first, result, _ := run(probe)
+	perRound := (result - first) / probe
+	rounds := min(max(int(2*time.Second/max(perRound, time.Millisecond)), probe), 5000)
+
+	first, result, types := run(rounds)
+	assert.Equal(t, []string{"started", "log", "log", "result"}, types)
+	assert.GreaterOrEqual(t, result-first, time.Second,
+		"the first log event (at %v) arrives while the tool computes, long before the result (at %v, %d rounds)", first, result, rounds)
+}
+
+// childOf finds the process whose parent is pid (Linux: /proc).
+func childOf(t *testing.T, pid int) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after ")".
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			return child
+		}
+	}
+	t.Fatalf("no child of %d", pid)
+	return 0
+}
+
+// TestToolRunToolSideCrash: a tool side that dies without a terminal
+// event is the runner's TOOL_CRASH, its one terminal event, exit 2.
+func TestToolRunToolSideCrash(t *testing.T) {
+	if goruntime.GOOS != "linux" {
+		t.Skip("finds the tool side through /proc")
+	}
+	t.Parallel()
+	cmd, lines, wait := startTool(t, "tool", "run", "spin", "--tools", protoTools, "--json",
+		"--input", `{}`, "--config", `{"timeoutMs":60000}`)
+	started := <-lines
+	require.Contains(t, started.line, `"type":"started"`)
+	child := childOf(t, cmd.Process.Pid)
+	require.NoError(t, syscall.Kill(child, syscall.SIGKILL))
+	var rest []string
+	for l := range lines {
+		rest = append(rest, l.line)
+	}
+	assert.Equal(t, 2, wait())
+	evs := protoEvents(t, started.line+"\n"+strings.Join(rest, "\n")+"\n", "spin")
+	assert.Equal(t, []string{"started", "error"}, eventTypes(evs))
+	assert.Equal(t, protoError{Code: "TOOL_CRASH", Message: "the tool side ended (signal: killed) without a result or error event"}, protoLastError(t, evs))
+}
+
+// TestToolServeStdio: the tool side exits 0 after its result and 1 after
+// every error event it writes, so that a runner that reads exit 2 or more
+// as a crash never adds one.
 func TestToolServeStdio(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, tool, stdin string
 		code              int
 		types             []string
+		errCode           string
 	}{
-		{"result", "text-slug", `{"context":{"toolId":"text-slug"},"input":{"title":"A b"}}`, 0, []string{"started", "log", "result"}},
-		{"recoverable error", "text-slug", `{"input":{"title":null}}`, 1, []string{"started", "error"}},
-		{"stdin not JSON", "text-slug", `{"input":`, 2, []string{"started", "error"}},
-		{"another tool's request", "text-upper", `{"context":{"toolId":"text-slug"}}`, 2, []string{"started", "error"}},
-		{"unknown tool", "nope", `{}`, 2, []string{"started", "error"}},
-		{"invalid manifest", "bad-runtime", `{}`, 2, []string{"started", "error"}},
+		{"result", "text-slug", `{"context":{"toolId":"text-slug"},"input":{"title":"A b"}}`, 0, []string{"started", "log", "result"}, ""},
+		{"recoverable error", "text-slug", `{"input":{"title":null}}`, 1, []string{"started", "error"}, "EXECUTOR_EXCEPTION"},
+		{"a limit", "fuel-out", `{}`, 1, []string{"started", "error"}, "FUEL_EXHAUSTED"},
+		{"stdin not JSON", "text-slug", `{"input":`, 1, []string{"started", "error"}, "INVALID_REQUEST"},
+		{"another tool's request", "text-upper", `{"context":{"toolId":"text-slug"}}`, 1, []string{"started", "error"}, "INVALID_REQUEST"},
+		{"unknown tool", "nope", `{}`, 1, []string{"started", "error"}, "TOOL_NOT_FOUND"},
+		{"invalid manifest", "bad-runtime", `{}`, 1, []string{"started", "error"}, "TOOL_INVALID"},
+		{"a Node tool", "hello-node", `{}`, 1, []string{"started", "error"}, "TOOL_INVALID"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := wasmgate(t, tt.stdin, "tool", "serve-stdio", tt.tool, "--tools", protoTools)
 			assert.Equal(t, tt.code, r.code, r.stderr)
-			assert.Empty(t, r.stderr)
-			assert.Equal(t, tt.types, eventTypes(protoEvents(t, r, tt.tool)))
+			evs := protoEvents(t, r.stdout, tt.tool)
+			assert.Equal(t, tt.types, eventTypes(evs))
+			if tt.errCode != "" {
+				assert.Equal(t, tt.errCode, protoLastError(t, evs).Code)
+			}
 		})
 	}
+	t.Run("an audit log that cannot be opened", func(t *testing.T) {
+		t.Parallel()
+		r := wasmgate(t, `{}`, "tool", "serve-stdio", "text-upper", "--tools", protoTools, "--audit", filepath.Join(t.TempDir(), "no", "such", "dir", "a.jsonl"))
+		assert.Equal(t, 1, r.code, r.stderr)
+		evs := protoEvents(t, r.stdout, "text-upper")
+		p := protoLastError(t, evs)
+		assert.Equal(t, "AUDIT_LOG_FAILED", p.Code)
+		assert.True(t, p.Recoverable)
+		assert.Contains(t, p.Message, "no such file or directory")
+	})
 }
 
 func TestToolRunAudit(t *testing.T) {
+	t.Parallel()
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	for range 2 {
 		r := wasmgate(t, "", "tool", "run", "text-upper", "--tools", protoTools, "--input", `{"text":"a"}`, "--audit", log)
@@ -300,6 +491,7 @@ func TestToolRunAudit(t *testing.T) {
 }
 
 func TestToolRunUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		args   []string
 		stderr string
@@ -314,6 +506,7 @@ func TestToolRunUsageErrors(t *testing.T) {
 		{[]string{"tool", "serve-stdio"}, "wasmgate tool serve-stdio: give one tool ID"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
 			r := wasmgate(t, "", tt.args...)
 			assert.Equal(t, exitUsage, r.code)
 			assert.Empty(t, r.stdout)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/wasmgate/wasmgate/pipeline"
 )
 
 // EventType is what an event says.
@@ -27,7 +25,8 @@ func (t EventType) Terminal() bool { return t == EventResult || t == EventError 
 // Event is one line of a tool's stdout.
 type Event struct {
 	Type EventType `json:"type"`
-	// Ts is when the event was written: RFC 3339, UTC, milliseconds.
+	// Ts is when the event was written: ISO 8601 as JavaScript's
+	// toISOString writes it (UTC, milliseconds).
 	Ts      string          `json:"ts"`
 	ToolID  string          `json:"toolId"`
 	Payload json.RawMessage `json:"payload"`
@@ -36,124 +35,109 @@ type Event struct {
 // TimestampLayout is the layout of Event.Ts.
 const TimestampLayout = "2006-01-02T15:04:05.000Z"
 
-// StartedPayload is the payload of a started event: the tool as its
-// manifest describes it (empty when the tool was not found) and the
-// timeout the run is held to.
+// StartedPayload is the payload of a started event, as the protocol's
+// reference tools write it: {"meta": {...}}.
 type StartedPayload struct {
-	Name      string `json:"name,omitempty"`
-	Version   string `json:"version,omitempty"`
-	Runtime   string `json:"runtime,omitempty"`
-	TimeoutMs int64  `json:"timeoutMs"`
+	Meta Meta `json:"meta"`
 }
 
-// Log levels.
+// Meta is what a started event says of the tool: its manifest's name,
+// version and runtime (all empty when no manifest declares the tool).
+type Meta struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+	Runtime string `json:"runtime,omitempty"`
+}
+
+// Log levels, the protocol's four.
 const (
+	LevelDebug = "debug"
 	LevelInfo  = "info"
 	LevelWarn  = "warn"
 	LevelError = "error"
 )
 
-// LogPayload is the payload of a log event: one line of the tool's console
-// output (a JS tool's console.*, a Wasm executor's stderr).
+// LogPayload is the payload of a log event: one console call of a JS tool.
 type LogPayload struct {
 	Level   string `json:"level"`
 	Message string `json:"message"`
+	// Data is the structured context of console.log("message", {...}).
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
-// Verdict is the auditable part of the pipeline's ActionResult, carried by
-// result events and by the error events of a tool that ran.
-type Verdict struct {
-	Status          pipeline.Status       `json:"status"`
-	ReasonCodes     []pipeline.ReasonCode `json:"reason_codes"`
-	ExecutorID      string                `json:"executor_id"`
-	ExecutorVersion string                `json:"executor_version"`
-	TraceID         string                `json:"trace_id"`
-	InputDigest     string                `json:"input_digest"`
-	// OutputDigest is nil when there is no output.
-	OutputDigest *string `json:"output_digest"`
-	FuelUsed     uint64  `json:"fuel_used"`
-	DurationMs   int64   `json:"duration_ms"`
-}
-
-func verdictOf(res pipeline.ActionResult) Verdict {
-	return Verdict{
-		Status: res.Status, ReasonCodes: res.ReasonCodes,
-		ExecutorID: res.ExecutorID, ExecutorVersion: res.ExecutorVersion,
-		TraceID: res.TraceID, InputDigest: res.InputDigest, OutputDigest: res.OutputDigest,
-		FuelUsed: res.FuelUsed, DurationMs: res.DurationMs,
+// ResultPayload is the payload of a result event for a tool's output (its
+// JSON, empty when the tool returned nothing): the output itself when it
+// is a JSON object, {"value": output} when it is any other value, and {}
+// when there is none. The verdict is not in it: the audit record has it.
+func ResultPayload(output json.RawMessage) json.RawMessage {
+	out := bytes.TrimSpace(output)
+	switch {
+	case len(out) == 0:
+		return json.RawMessage("{}")
+	case out[0] == '{':
+		return out
 	}
+	return append(append(json.RawMessage(`{"value":`), out...), '}')
 }
 
-// ResultPayload is the payload of a result event: the tool's output (null
-// when it returned none) and the verdict.
-type ResultPayload struct {
-	Output json.RawMessage `json:"output"`
-	Verdict
-}
-
-// Error codes of error events. Reason codes of the pipeline (e.g.
-// EXECUTOR_EXCEPTION, FUEL_EXHAUSTED) are error codes too.
-const (
-	// CodeInvalidRequest: stdin is not a ToolRequest (not recoverable).
-	CodeInvalidRequest = "INVALID_REQUEST"
-	// CodeMissingConfig: a requiredConfig key is not in context.config
-	// (recoverable; the payload's keys name them).
-	CodeMissingConfig = "MISSING_CONFIG"
-	// CodeToolNotFound: no manifest declares the tool (not recoverable).
-	CodeToolNotFound = "TOOL_NOT_FOUND"
-	// CodeToolInvalid: the tool's manifest is invalid (not recoverable).
-	CodeToolInvalid = "TOOL_INVALID"
-	// CodeInternalError: wasmgate itself failed (not recoverable).
-	CodeInternalError = "INTERNAL_ERROR"
-	// CodeCancelled: the run was interrupted (not recoverable).
-	CodeCancelled = "CANCELLED"
-	// CodeRunnerTimeout: the run took longer than its timeoutMs.
-	CodeRunnerTimeout = "RUNNER_TIMEOUT"
-	// CodeRunnerMaxOutputBytes: the tool side wrote more than
-	// maxOutputBytes (stdout and stderr together).
-	CodeRunnerMaxOutputBytes = "RUNNER_MAX_OUTPUT_BYTES"
-	// CodeRunnerMaxEvents: the tool side wrote more than maxEvents events.
-	CodeRunnerMaxEvents = "RUNNER_MAX_EVENTS"
-	// CodeRunnerProtocolError: the tool side wrote something that is not
-	// a well-formed event stream.
-	CodeRunnerProtocolError = "RUNNER_PROTOCOL_ERROR"
-	// CodeToolCrashed: the tool side exited without a result or error.
-	CodeToolCrashed = "TOOL_CRASHED"
-)
-
-// ErrorPayload is the payload of an error event. Verdict is set when the
-// tool ran through the pipeline.
+// ErrorPayload is the payload of an error event.
 type ErrorPayload struct {
-	Code        string `json:"code"`
-	Message     string `json:"message"`
-	Recoverable bool   `json:"recoverable"`
-	// Keys are the missing keys of a MISSING_CONFIG error.
-	Keys []string `json:"keys,omitempty"`
-	*Verdict
+	Message string `json:"message"`
+	// Code says what went wrong, for programs: a pipeline reason code, a
+	// JS tool's own Error code, or one of the Code constants.
+	Code string `json:"code"`
+	// Recoverable says the user can fix it (input, config); false is a bug
+	// or a limit, to be reported.
+	Recoverable bool `json:"recoverable"`
 }
 
-// Exit codes of both sides, following the terminal event.
+// Error codes of error events besides the pipeline's reason codes (e.g.
+// EXECUTOR_EXCEPTION, FUEL_EXHAUSTED) and JS tools' own codes.
 const (
-	ExitResult         = 0
-	ExitRecoverable    = 1
-	ExitNonRecoverable = 2
+	// CodeInvalidRequest: stdin is not a ToolRequest.
+	CodeInvalidRequest = "INVALID_REQUEST"
+	// CodeConfigMissing: a requiredConfig key is not in context.config
+	// (recoverable; the message names the keys).
+	CodeConfigMissing = "CONFIG_MISSING"
+	// CodeToolNotFound: no manifest declares the tool.
+	CodeToolNotFound = "TOOL_NOT_FOUND"
+	// CodeToolInvalid: the tool's manifest is invalid, its runtime is one
+	// wasmgate cannot run, or its code is not a tool.
+	CodeToolInvalid = "TOOL_INVALID"
+	// CodeInternalError: wasmgate itself failed.
+	CodeInternalError = "INTERNAL_ERROR"
+	// CodeCancelled: the run was interrupted (a signal).
+	CodeCancelled = "CANCELLED"
+	// CodeRunnerGuardrail: the runner stopped the tool side at a
+	// guardrail (timeoutMs, maxOutputBytes, maxEvents); the message names
+	// it.
+	CodeRunnerGuardrail = "RUNNER_GUARDRAIL"
+	// CodeRunnerProtocolError: the tool side wrote something that is not a
+	// well-formed event stream.
+	CodeRunnerProtocolError = "RUNNER_PROTOCOL_ERROR"
+	// CodeToolCrash: the tool side ended without a result or error event,
+	// or crashed (exit status 2 or more, a signal) after its result.
+	CodeToolCrash = "TOOL_CRASH"
 )
 
-// ExitCode is the exit code that goes with a terminal event: 0 for a
-// result, 1 for a recoverable error, 2 for any other event.
+// Exit codes, as the protocol's table has them.
+const (
+	// ExitResult: the run ended with a result.
+	ExitResult = 0
+	// ExitError: the run ended with an error event of the tool side.
+	ExitError = 1
+	// ExitCrash: the tool side ended without one (the runner's own error
+	// events: guardrails, crashes, protocol errors).
+	ExitCrash = 2
+)
+
+// ExitCode is the tool side's exit code after its terminal event: 0 after
+// a result, 1 after an error event.
 func ExitCode(terminal Event) int {
-	switch terminal.Type {
-	case EventResult:
+	if terminal.Type == EventResult {
 		return ExitResult
-	case EventError:
-		var p struct {
-			Recoverable bool `json:"recoverable"`
-		}
-		if json.Unmarshal(terminal.Payload, &p) == nil && p.Recoverable {
-			return ExitRecoverable
-		}
 	}
-	return ExitNonRecoverable
+	return ExitError
 }
 
 // ErrorOf decodes the payload of an error event.

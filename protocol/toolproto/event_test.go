@@ -8,31 +8,61 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/pipeline"
 )
 
 func TestWriterWritesOneLinePerEvent(t *testing.T) {
 	var out bytes.Buffer
 	w := NewWriter(&out, "text-slug")
-	_, err := w.Write(EventStarted, StartedPayload{Name: "Slug", Version: "1.0.0", Runtime: "js", TimeoutMs: 30000})
+	_, err := w.Write(EventStarted, StartedPayload{Meta: Meta{Name: "Slug", Version: "1.0.0", Runtime: "js"}})
 	require.NoError(t, err)
 	_, err = w.Write(EventLog, LogPayload{Level: LevelInfo, Message: "a <b> & c"})
 	require.NoError(t, err)
-	end, err := w.Write(EventResult, ResultPayload{Output: json.RawMessage(`{"slug":"a-b"}`)})
+	_, err = w.Write(EventLog, LogPayload{Level: LevelDebug, Message: "with data", Data: json.RawMessage(`{"n":1}`)})
+	require.NoError(t, err)
+	end, err := w.Write(EventResult, ResultPayload(json.RawMessage(`{"slug":"a-b"}`)))
 	require.NoError(t, err)
 	assert.Equal(t, EventResult, end.Type)
 
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	require.Len(t, lines, 3)
+	require.Len(t, lines, 4)
 	want := []string{
-		`{"type":"started","ts":"TS","toolId":"text-slug","payload":{"name":"Slug","version":"1.0.0","runtime":"js","timeoutMs":30000}}`,
+		`{"type":"started","ts":"TS","toolId":"text-slug","payload":{"meta":{"name":"Slug","version":"1.0.0","runtime":"js"}}}`,
 		`{"type":"log","ts":"TS","toolId":"text-slug","payload":{"level":"info","message":"a <b> & c"}}`,
-		`{"type":"result","ts":"TS","toolId":"text-slug","payload":{"output":{"slug":"a-b"},"status":"","reason_codes":null,"executor_id":"","executor_version":"","trace_id":"","input_digest":"","output_digest":null,"fuel_used":0,"duration_ms":0}}`,
+		`{"type":"log","ts":"TS","toolId":"text-slug","payload":{"level":"debug","message":"with data","data":{"n":1}}}`,
+		`{"type":"result","ts":"TS","toolId":"text-slug","payload":{"slug":"a-b"}}`,
 	}
 	for i, l := range lines {
 		ev, err := ParseEvent([]byte(l), "text-slug")
 		require.NoError(t, err)
 		assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`, ev.Ts)
 		assert.Equal(t, want[i], strings.Replace(l, ev.Ts, "TS", 1))
+	}
+
+	var errOut bytes.Buffer
+	w = NewWriter(&errOut, "t")
+	_, err = w.Write(EventStarted, StartedPayload{})
+	require.NoError(t, err)
+	_, err = w.Write(EventError, ErrorPayload{Code: "AUTH_FAILED", Message: "PAT expired", Recoverable: true})
+	require.NoError(t, err)
+	assert.Regexp(t, `^\{"type":"started","ts":"[^"]+","toolId":"t","payload":\{"meta":\{\}\}\}
+\{"type":"error","ts":"[^"]+","toolId":"t","payload":\{"message":"PAT expired","code":"AUTH_FAILED","recoverable":true\}\}
+$`, errOut.String())
+}
+
+func TestResultPayload(t *testing.T) {
+	for _, tt := range []struct{ output, payload string }{
+		{`{"review":"LGTM"}`, `{"review":"LGTM"}`},
+		{`{}`, `{}`},
+		{``, `{}`},
+		{`[1,2]`, `{"value":[1,2]}`},
+		{`"text"`, `{"value":"text"}`},
+		{`42`, `{"value":42}`},
+		{`null`, `{"value":null}`},
+		{`true`, `{"value":true}`},
+	} {
+		assert.Equal(t, tt.payload, string(ResultPayload(json.RawMessage(tt.output))), tt.output)
 	}
 }
 
@@ -47,46 +77,49 @@ func TestWriterKeepsTheOrder(t *testing.T) {
 	require.ErrorIs(t, err, ErrOutOfOrder, "a second started")
 	_, err = w.Write(EventError, ErrorPayload{Code: "X", Message: "m"})
 	require.NoError(t, err)
-	_, err = w.Write(EventResult, ResultPayload{})
+	_, err = w.Write(EventResult, ResultPayload(nil))
 	require.ErrorIs(t, err, ErrOutOfOrder, "after the terminal event")
 	assert.Equal(t, 2, strings.Count(out.String(), "\n"))
 }
 
-func TestExitCode(t *testing.T) {
-	for _, tt := range []struct {
-		ev   Event
-		code int
-	}{
-		{Event{Type: EventResult, Payload: json.RawMessage(`{}`)}, 0},
-		{Event{Type: EventError, Payload: json.RawMessage(`{"code":"X","recoverable":true}`)}, 1},
-		{Event{Type: EventError, Payload: json.RawMessage(`{"code":"X","recoverable":false}`)}, 2},
-		{Event{Type: EventError, Payload: json.RawMessage(`{"code":"X"}`)}, 2},
-		{Event{}, 2},
-	} {
-		assert.Equal(t, tt.code, ExitCode(tt.ev), string(tt.ev.Payload))
-	}
+func TestExitCodes(t *testing.T) {
+	result := Event{Type: EventResult, Payload: json.RawMessage(`{}`)}
+	recoverable := Event{Type: EventError, Payload: json.RawMessage(`{"message":"m","code":"X","recoverable":true}`)}
+	fatal := Event{Type: EventError, Payload: json.RawMessage(`{"message":"m","code":"X","recoverable":false}`)}
+	// The tool side: 0 after a result, 1 after every error event it writes.
+	assert.Equal(t, 0, ExitCode(result))
+	assert.Equal(t, 1, ExitCode(recoverable))
+	assert.Equal(t, 1, ExitCode(fatal))
+	// The runner: 2 for its own error events (the tool side ended without
+	// one of its own).
+	assert.Equal(t, 0, Ending{Event: result}.ExitCode())
+	assert.Equal(t, 1, Ending{Event: recoverable}.ExitCode())
+	assert.Equal(t, 1, Ending{Event: fatal}.ExitCode())
+	assert.Equal(t, 2, Ending{Event: fatal, Runner: true}.ExitCode())
 }
 
 func TestPretty(t *testing.T) {
 	var out bytes.Buffer
 	emit := Pretty(&out)
 	for _, ev := range []Event{
-		{Type: EventStarted, ToolID: "text-slug", Payload: json.RawMessage(`{"name":"Slug","version":"1.0.0","timeoutMs":1}`)},
+		{Type: EventStarted, ToolID: "text-slug", Payload: json.RawMessage(`{"meta":{"name":"Slug","version":"1.0.0"}}`)},
 		{Type: EventLog, ToolID: "text-slug", Payload: json.RawMessage(`{"level":"info","message":"one"}`)},
 		{Type: EventLog, ToolID: "text-slug", Payload: json.RawMessage(`{"level":"warn","message":"two"}`)},
-		{Type: EventResult, ToolID: "text-slug", Payload: json.RawMessage(`{"output":{"slug":"a"},"status":"SUCCESS"}`)},
-		{Type: EventResult, ToolID: "text-slug", Payload: json.RawMessage(`{"output":null}`)},
-		{Type: EventError, ToolID: "text-slug", Payload: json.RawMessage(`{"code":"RUNNER_TIMEOUT","message":"too slow","recoverable":false}`)},
-		{Type: EventStarted, ToolID: "nope", Payload: json.RawMessage(`{"timeoutMs":1}`)},
+		{Type: EventLog, ToolID: "text-slug", Payload: json.RawMessage(`{"level":"debug","message":"three","data":{ "n": 3 }}`)},
+		{Type: EventResult, ToolID: "text-slug", Payload: json.RawMessage(`{"slug": "a"}`)},
+		{Type: EventResult, ToolID: "text-slug", Payload: json.RawMessage(`{"value":null}`)},
+		{Type: EventError, ToolID: "text-slug", Payload: json.RawMessage(`{"code":"RUNNER_GUARDRAIL","message":"too slow","recoverable":false}`)},
+		{Type: EventStarted, ToolID: "nope", Payload: json.RawMessage(`{"meta":{}}`)},
 	} {
 		require.NoError(t, emit(ev, nil))
 	}
 	assert.Equal(t, `▶ started text-slug 1.0.0
   log: one
   log: warn: two
+  log: debug: three {"n":3}
 ✔ result: {"slug":"a"}
-✔ result: null
-✖ error RUNNER_TIMEOUT: too slow
+✔ result: {"value":null}
+✖ error RUNNER_GUARDRAIL: too slow
 ▶ started nope
 `, out.String())
 }
@@ -98,13 +131,12 @@ func TestPassthrough(t *testing.T) {
 	assert.Equal(t, `{"type":"log",  "ts":"x"}`+"\n", out.String())
 }
 
-func TestLogLines(t *testing.T) {
-	assert.Nil(t, logLines(""))
-	assert.Equal(t, []LogPayload{
-		{LevelInfo, "plain"},
-		{LevelWarn, "careful"},
-		{LevelError, "bad"},
-		{LevelInfo, ""},
-		{LevelInfo, "[log truncated at 64 KiB]"},
-	}, logLines("plain\nwarn: careful\nerror: bad\n\n[log truncated at 64 KiB]\n"))
+func TestFormatVerdict(t *testing.T) {
+	out := "b3"
+	assert.Equal(t, "verdict: SUCCESS [] text_slug 1.0.0 fuel_used=12 duration_ms=3 trace_id=t1 input_digest=a1 output_digest=b3",
+		FormatVerdict(pipeline.ActionResult{Status: pipeline.StatusSuccess, ReasonCodes: []pipeline.ReasonCode{}, ExecutorID: "text_slug",
+			ExecutorVersion: "1.0.0", FuelUsed: 12, DurationMs: 3, TraceID: "t1", InputDigest: "a1", OutputDigest: &out}))
+	assert.Equal(t, "verdict: BLOCKED [LIMIT_EXCEEDED FUEL_EXHAUSTED] loop 1.0.0 fuel_used=9 duration_ms=1 trace_id=t2 input_digest=a2 output_digest=null",
+		FormatVerdict(pipeline.ActionResult{Status: pipeline.StatusBlocked, ReasonCodes: []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted},
+			ExecutorID: "loop", ExecutorVersion: "1.0.0", FuelUsed: 9, DurationMs: 1, TraceID: "t2", InputDigest: "a2"}))
 }

@@ -22,8 +22,15 @@ type Runtime string
 
 // The runtimes a tool may have.
 const (
+	// RuntimeWasm: a Wasm executor, run in the sandbox.
 	RuntimeWasm Runtime = "wasm"
-	RuntimeJS   Runtime = "js"
+	// RuntimeJS: a JavaScript or TypeScript tool, run in the sandbox's JS
+	// engine.
+	RuntimeJS Runtime = "js"
+	// RuntimeNode: a tool written for Node, as the protocol's reference
+	// tools are. Discovery accepts it; running one is TOOL_INVALID until
+	// the JS engine has a Node profile.
+	RuntimeNode Runtime = "node"
 )
 
 // Manifest describes a tool of the protocol (DIR/<id>/manifest.json).
@@ -35,7 +42,8 @@ type Manifest struct {
 	Description     string  `json:"description"`
 	Runtime         Runtime `json:"runtime"`
 	// Entry is the tool's code, relative to the manifest's directory: a
-	// .wasm module, or a .js/.mjs/.cjs/.ts/.mts/.cts tool.
+	// .wasm module, a .js/.mjs/.cjs/.ts/.mts/.cts tool, or a Node tool's
+	// .js/.mjs/.cjs.
 	Entry          string   `json:"entry"`
 	RequiredConfig []string `json:"requiredConfig,omitempty"`
 	OptionalConfig []string `json:"optionalConfig,omitempty"`
@@ -74,6 +82,9 @@ type ManifestError struct {
 	File  string
 	Field string
 	Msg   string
+
+	// id is the manifest's id when it is a string, for Lookup.
+	id string
 }
 
 func (e *ManifestError) Error() string {
@@ -84,22 +95,19 @@ func (e *ManifestError) Error() string {
 }
 
 var (
-	kebabCase = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+	// kebabCase is the reference runner's: lowercase letters and digits in
+	// words joined by "-".
+	kebabCase = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 	semver    = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
 )
-
-// manifestFields are the fields a manifest may have, in the order they are
-// checked.
-var manifestFields = []string{"manifestVersion", "id", "version", "name", "description", "runtime", "entry",
-	"requiredConfig", "optionalConfig", "timeoutMs", "tags"}
 
 var entryExtensions = map[Runtime][]string{
 	RuntimeWasm: {".wasm"},
 	RuntimeJS:   {".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"},
+	RuntimeNode: {".js", ".mjs", ".cjs"},
 }
 
-// LoadManifest reads and checks the manifest at path. The tool's id must be
-// the name of the manifest's directory, and its entry must exist.
+// LoadManifest reads and checks the manifest at path. Its entry must exist.
 //
 // # Errors
 //
@@ -113,9 +121,9 @@ func LoadManifest(path string) (*Manifest, error) {
 	return ParseManifest(path, raw)
 }
 
-// ParseManifest checks raw as the manifest at path (which gives the
-// directory the id must match and the entry is relative to). Unknown fields
-// are refused, so that a misspelt optional field does not go unnoticed.
+// ParseManifest checks raw as the manifest at path (which its entry is
+// relative to). Fields it does not know are ignored, as the protocol's
+// reference runner ignores them.
 //
 // # Errors
 //
@@ -125,26 +133,15 @@ func ParseManifest(path string, raw []byte) (*Manifest, error) {
 	if err := json.Unmarshal(raw, &r.fields); err != nil || r.fields == nil {
 		return nil, &ManifestError{File: path, Msg: "not a JSON object"}
 	}
-	for _, k := range sortedKeys(r.fields) {
-		if !slices.Contains(manifestFields, k) {
-			r.fail(k, "unknown field (a manifest has %s)", strings.Join(manifestFields, ", "))
-			return nil, r.err
-		}
-	}
+	_ = json.Unmarshal(r.fields["id"], &r.id)
 	m := &Manifest{File: path}
-	dir := filepath.Base(filepath.Dir(path))
 
 	if v, ok := r.integer("manifestVersion", true); ok && v != 1 {
 		r.fail("manifestVersion", "must be 1, not %d", v)
 	}
 	m.ManifestVersion = 1
-	if m.ID = r.str("id"); r.err == nil {
-		switch {
-		case !kebabCase.MatchString(m.ID):
-			r.fail("id", "%q is not kebab-case (lowercase letters and digits in words joined by \"-\", starting with a letter)", m.ID)
-		case m.ID != dir:
-			r.fail("id", "%q must equal the name of the manifest's directory, %q", m.ID, dir)
-		}
+	if m.ID = r.str("id"); r.err == nil && !kebabCase.MatchString(m.ID) {
+		r.fail("id", "%q is not kebab-case (lowercase letters and digits in words joined by \"-\")", m.ID)
 	}
 	if m.Version = r.str("version"); r.err == nil && !semver.MatchString(m.Version) {
 		r.fail("version", "%q is not a semantic version X.Y.Z", m.Version)
@@ -152,7 +149,7 @@ func ParseManifest(path string, raw []byte) (*Manifest, error) {
 	m.Name = r.str("name")
 	m.Description = r.str("description")
 	if m.Runtime = Runtime(r.str("runtime")); r.err == nil && entryExtensions[m.Runtime] == nil {
-		r.fail("runtime", "must be %q or %q, not %q", RuntimeWasm, RuntimeJS, m.Runtime)
+		r.fail("runtime", "must be %q, %q or %q, not %q", RuntimeWasm, RuntimeJS, RuntimeNode, m.Runtime)
 	}
 	if m.Entry = r.str("entry"); r.err == nil {
 		r.checkEntry(m)
@@ -176,13 +173,14 @@ func ParseManifest(path string, raw []byte) (*Manifest, error) {
 // problem.
 type fieldReader struct {
 	file   string
+	id     string
 	fields map[string]json.RawMessage
 	err    *ManifestError
 }
 
 func (r *fieldReader) fail(field, format string, args ...any) {
 	if r.err == nil {
-		r.err = &ManifestError{File: r.file, Field: field, Msg: fmt.Sprintf(format, args...)}
+		r.err = &ManifestError{File: r.file, Field: field, Msg: fmt.Sprintf(format, args...), id: r.id}
 	}
 }
 
@@ -338,7 +336,7 @@ func Discover(dir string) (*Catalog, error) {
 		case errors.As(err, &merr):
 			c.problems = append(c.problems, merr)
 		case err != nil:
-			c.problems = append(c.problems, &ManifestError{File: path, Msg: err.Error()})
+			c.problems = append(c.problems, &ManifestError{File: path, Msg: err.Error(), id: filepath.Base(filepath.Dir(path))})
 		default:
 			declared[m.ID] = append(declared[m.ID], m)
 		}
@@ -360,7 +358,7 @@ func Discover(dir string) (*Catalog, error) {
 				}
 			}
 			c.problems = append(c.problems, &ManifestError{File: m.File, Field: "id",
-				Msg: fmt.Sprintf("%q is declared by %s too", id, strings.Join(others, ", "))})
+				Msg: fmt.Sprintf("%q is declared by %s too", id, strings.Join(others, ", ")), id: id})
 		}
 	}
 	sort.Slice(c.problems, func(i, j int) bool { return c.problems[i].File < c.problems[j].File })
@@ -377,14 +375,15 @@ func (c *Catalog) Problems() []*ManifestError { return c.problems }
 //
 // # Errors
 //
-// The *ManifestError of an invalid manifest in a directory named id; else,
-// when no valid manifest declares id, an error matching ErrToolNotFound.
+// The *ManifestError of an invalid manifest that declares id (or, when its
+// id cannot be read, is in a directory named id); else, when no valid
+// manifest declares id, an error matching ErrToolNotFound.
 func (c *Catalog) Lookup(id string) (*Manifest, error) {
 	if m, ok := c.tools[id]; ok {
 		return m, nil
 	}
 	for _, p := range c.problems {
-		if filepath.Base(filepath.Dir(p.File)) == id {
+		if p.id == id || p.id == "" && filepath.Base(filepath.Dir(p.File)) == id {
 			return nil, p
 		}
 	}

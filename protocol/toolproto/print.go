@@ -1,9 +1,13 @@
 package toolproto
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/wasmgate/wasmgate/pipeline"
 )
 
 // Passthrough emits every event as the NDJSON line it came as.
@@ -18,7 +22,7 @@ func Passthrough(w io.Writer) EmitFunc {
 //
 //	▶ started text-slug 1.0.0
 //	  log: slugging 12 characters
-//	  log: warn: something to know
+//	  log: warn: something to know {"n":3}
 //	✔ result: {"slug":"hello-world"}
 //	✖ error EXECUTOR_EXCEPTION: TypeError: title must be a string
 func Pretty(w io.Writer) EmitFunc {
@@ -34,29 +38,52 @@ func prettyLine(ev Event) string {
 		var p StartedPayload
 		_ = json.Unmarshal(ev.Payload, &p)
 		line := "▶ started " + ev.ToolID
-		if p.Version != "" {
-			line += " " + p.Version
+		if p.Meta.Version != "" {
+			line += " " + p.Meta.Version
 		}
 		return line
 	case EventLog:
 		var p LogPayload
 		_ = json.Unmarshal(ev.Payload, &p)
+		line := "  log: " + p.Message
 		if p.Level != "" && p.Level != LevelInfo {
-			return "  log: " + p.Level + ": " + p.Message
+			line = "  log: " + p.Level + ": " + p.Message
 		}
-		return "  log: " + p.Message
+		if len(p.Data) > 0 {
+			line += " " + compact(p.Data)
+		}
+		return line
 	case EventResult:
-		var p struct {
-			Output json.RawMessage `json:"output"`
-		}
-		_ = json.Unmarshal(ev.Payload, &p)
-		if len(p.Output) == 0 {
-			p.Output = json.RawMessage("null")
-		}
-		return "✔ result: " + string(p.Output)
+		return "✔ result: " + compact(ev.Payload)
 	case EventError:
 		p, _ := ErrorOf(ev)
 		return fmt.Sprintf("✖ error %s: %s", p.Code, p.Message)
 	}
 	return fmt.Sprintf("? %s event", ev.Type)
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// FormatVerdict is the governance verdict of a run as one line for a
+// person (the audit record has it for programs):
+//
+//	verdict: SUCCESS [] text_slug 1.0.0 fuel_used=81234 duration_ms=3 trace_id=… input_digest=… output_digest=…
+func FormatVerdict(res pipeline.ActionResult) string {
+	codes := make([]string, len(res.ReasonCodes))
+	for i, c := range res.ReasonCodes {
+		codes[i] = string(c)
+	}
+	out := "null"
+	if res.OutputDigest != nil {
+		out = *res.OutputDigest
+	}
+	return fmt.Sprintf("verdict: %s [%s] %s %s fuel_used=%d duration_ms=%d trace_id=%s input_digest=%s output_digest=%s",
+		res.Status, strings.Join(codes, " "), res.ExecutorID, res.ExecutorVersion, res.FuelUsed, res.DurationMs,
+		res.TraceID, res.InputDigest, out)
 }

@@ -9,28 +9,33 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
+	"syscall"
 	"time"
 )
 
 // The protocol's guardrails on a tool side's output.
 const (
-	// DefaultMaxOutputBytes bounds what a tool side writes, stdout and
-	// stderr together: 10 MiB.
+	// DefaultMaxOutputBytes bounds what a tool side writes to stdout:
+	// 10 MiB.
 	DefaultMaxOutputBytes = 10 << 20
 	// DefaultMaxEvents bounds the events a tool side writes.
 	DefaultMaxEvents = 10_000
 )
+
+// killGrace is how long a tool side stopped at a guardrail has to exit
+// after SIGTERM before it is killed.
+const killGrace = 2 * time.Second
 
 // Guardrails bound a tool side. A zero field takes its default.
 type Guardrails struct {
 	// Timeout bounds the whole run, from starting the tool side to its
 	// exit. Zero means Timeout(manifest, request).
 	Timeout time.Duration
-	// MaxOutputBytes bounds the bytes the tool side writes to stdout and
-	// stderr together (DefaultMaxOutputBytes).
+	// MaxOutputBytes bounds the bytes the tool side writes to stdout
+	// (DefaultMaxOutputBytes). Its stderr is passed on, not counted.
 	MaxOutputBytes int64
 	// MaxEvents bounds the events the tool side writes (DefaultMaxEvents).
 	MaxEvents int
@@ -54,7 +59,7 @@ type RunConfig struct {
 	// Command returns the tool side, not yet started (e.g. `wasmgate tool
 	// serve-stdio ID`); Run sets its stdin, stdout and stderr.
 	Command func() *exec.Cmd
-	// Stderr receives the tool side's stderr; nil discards it.
+	// Stderr receives the tool side's stderr as it comes; nil discards it.
 	Stderr io.Writer
 	// Guardrails bound the tool side.
 	Guardrails Guardrails
@@ -62,29 +67,46 @@ type RunConfig struct {
 	Emit EmitFunc
 }
 
+// Ending is how a run ended: its last result or error event, and whether
+// the runner wrote it (a guardrail, a crash) rather than the tool side.
+type Ending struct {
+	Event  Event
+	Runner bool
+}
+
+// ExitCode is the runner's exit code for the ending, by the protocol's
+// table: 0 after a result, 1 after the tool side's own error event, 2 when
+// the tool side ended without one (the runner's error events).
+func (e Ending) ExitCode() int {
+	switch {
+	case e.Runner:
+		return ExitCrash
+	case e.Event.Type == EventResult:
+		return ExitResult
+	}
+	return ExitError
+}
+
 // Run is the runner side of the protocol: it starts the tool side with the
 // request on its stdin, checks every line it writes (an event of the right
-// tool, started first, exactly one result or error last), passes the
-// events to Emit, and returns the terminal event (ExitCode gives the exit
-// code that goes with it).
+// tool, started first and once), passes the events to Emit as they come,
+// and returns how the run ended: the last result or error event, as the
+// protocol has it ("last one wins").
 //
 // When the tool side crosses a guardrail (the timeout, MaxOutputBytes,
-// MaxEvents) the runner kills it and ends the stream with its own error
-// event, RUNNER_TIMEOUT, RUNNER_MAX_OUTPUT_BYTES or RUNNER_MAX_EVENTS; a
-// stream that breaks the protocol ends with RUNNER_PROTOCOL_ERROR, a tool
-// side that exits without a terminal event with TOOL_CRASHED, and a
-// cancelled ctx with CANCELLED. None of them is recoverable. The runner
-// writes a started event first when the tool side did not get to.
-//
-// The tool side's terminal event is held back until its stdout closes, so
-// that a stream with anything after it ends in RUNNER_PROTOCOL_ERROR
-// instead. The outcome is the terminal event's, whatever the tool side's
-// exit status after it.
+// MaxEvents) the runner stops it (SIGTERM, then SIGKILL) and ends the
+// stream with its own error event, RUNNER_GUARDRAIL, naming the guardrail;
+// a stream that breaks the protocol ends with RUNNER_PROTOCOL_ERROR, a tool
+// side that ends without a result or error event (or crashes after its
+// result: exit status 2 or more, a signal) with TOOL_CRASH, and a cancelled
+// ctx with CANCELLED. None of them is recoverable. The runner never adds
+// an error event after one of the tool side's own, and writes a started
+// event first when the tool side did not get to.
 //
 // # Errors
 //
-// The error of Emit, after which the tool side is killed.
-func Run(ctx context.Context, cfg RunConfig) (Event, error) {
+// The error of Emit, after which the tool side is stopped.
+func Run(ctx context.Context, cfg RunConfig) (Ending, error) {
 	r := &running{cfg: cfg, guard: cfg.Guardrails}
 	var m *Manifest
 	if cfg.ToolsDir != "" {
@@ -102,7 +124,7 @@ func Run(ctx context.Context, cfg RunConfig) (Event, error) {
 	if r.guard.MaxEvents <= 0 {
 		r.guard.MaxEvents = DefaultMaxEvents
 	}
-	r.startedPayload = StartedFor(m, r.guard.Timeout)
+	r.startedPayload = StartedFor(m)
 	return r.run(ctx)
 }
 
@@ -111,14 +133,14 @@ type running struct {
 	guard          Guardrails
 	startedPayload StartedPayload
 
-	cmd      *exec.Cmd
-	exited   chan struct{} // closed when cmd.Wait returned waitErr
-	waitErr  error
-	events   int
-	started  bool
-	terminal *Event
-	termLine []byte
-	stderr   stderrTail
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when cmd.Wait returned waitErr
+	waitErr error
+	events  int
+	started bool
+	// last is the tool side's last result or error event.
+	last   *Event
+	stderr stderrTail
 }
 
 // chunk is what the stdout reader hands the runner: a line, or the news
@@ -128,7 +150,7 @@ type chunk struct {
 	overflow bool
 }
 
-func (r *running) run(ctx context.Context) (Event, error) {
+func (r *running) run(ctx context.Context) (Ending, error) {
 	timer := time.NewTimer(r.guard.Timeout)
 	defer timer.Stop()
 
@@ -146,14 +168,12 @@ func (r *running) run(ctx context.Context) (Event, error) {
 		return r.fail(CodeInternalError, "cannot start the tool side: "+err.Error())
 	}
 
-	budget := &outputBudget{max: r.guard.MaxOutputBytes}
 	stop := make(chan struct{})
 	defer close(stop)
 	lines := make(chan chunk)
-	go readLines(stdout, budget, lines, stop)
-	stderrOver := make(chan struct{}, 1)
+	go readLines(stdout, r.guard.MaxOutputBytes, lines, stop)
 	stderrDone := make(chan struct{})
-	go r.copyStderr(stderr, budget, stderrOver, stderrDone)
+	go r.copyStderr(stderr, stderrDone)
 
 	for lines != nil || stderrDone != nil {
 		select {
@@ -162,19 +182,17 @@ func (r *running) run(ctx context.Context) (Event, error) {
 			case !ok:
 				lines = nil
 			case c.overflow:
-				return r.kill(CodeRunnerMaxOutputBytes, r.overflowMessage())
+				return r.kill(CodeRunnerGuardrail, fmt.Sprintf("guardrail maxOutputBytes: the tool side wrote more than %d bytes to stdout", r.guard.MaxOutputBytes))
 			default:
-				if ev, end, err := r.handle(c.line); end || err != nil {
+				if end, stopped, err := r.handle(c.line); stopped || err != nil {
 					r.stop()
-					return ev, err
+					return end, err
 				}
 			}
 		case <-stderrDone:
 			stderrDone = nil
-		case <-stderrOver:
-			return r.kill(CodeRunnerMaxOutputBytes, r.overflowMessage())
 		case <-timer.C:
-			return r.kill(CodeRunnerTimeout, timeoutMessage(r.guard.Timeout))
+			return r.kill(CodeRunnerGuardrail, guardrailTimeoutMessage(r.guard.Timeout))
 		case <-ctx.Done():
 			return r.kill(CodeCancelled, "the run was cancelled: "+ctx.Err().Error())
 		}
@@ -184,45 +202,50 @@ func (r *running) run(ctx context.Context) (Event, error) {
 	select {
 	case <-r.wait():
 	case <-timer.C:
-		return r.kill(CodeRunnerTimeout, timeoutMessage(r.guard.Timeout))
+		return r.kill(CodeRunnerGuardrail, guardrailTimeoutMessage(r.guard.Timeout))
 	case <-ctx.Done():
 		return r.kill(CodeCancelled, "the run was cancelled: "+ctx.Err().Error())
 	}
-	if r.terminal != nil {
-		if err := r.cfg.Emit(*r.terminal, r.termLine); err != nil {
-			return *r.terminal, err
-		}
-		return *r.terminal, nil
+	crashed := r.waitErr != nil
+	var exit *exec.ExitError
+	if errors.As(r.waitErr, &exit) && exit.ExitCode() >= 0 && exit.ExitCode() < ExitCrash {
+		crashed = false // 1: an expected failure
+	}
+	switch {
+	case r.last == nil:
+	case r.last.Type == EventError, !crashed:
+		// The tool side's own error stands, whatever its exit status.
+		return Ending{Event: *r.last}, nil
 	}
 	status := "exited with status 0"
-	var exit *exec.ExitError
 	switch {
 	case errors.As(r.waitErr, &exit) && exit.ExitCode() >= 0:
 		status = fmt.Sprintf("exited with status %d", exit.ExitCode())
 	case r.waitErr != nil:
-		status = "ended: " + r.waitErr.Error() // e.g. "signal: killed"
+		status = "ended (" + r.waitErr.Error() + ")" // e.g. "signal: killed"
 	}
 	msg := "the tool side " + status + " without a result or error event"
+	if r.last != nil {
+		msg = "the tool side " + status + " after its result"
+	}
 	if tail := r.stderr.String(); tail != "" {
 		msg += "; its stderr ends: " + tail
 	}
-	return r.fail(CodeToolCrashed, msg)
+	return r.fail(CodeToolCrash, msg)
 }
 
-// handle checks and passes on one line of the tool side's stdout. end says
-// the run is over (with the returned event).
-func (r *running) handle(line []byte) (ev Event, end bool, err error) {
+// handle checks one line of the tool side's stdout and passes it on.
+// stopped says the runner ended the run (with the returned ending).
+func (r *running) handle(line []byte) (end Ending, stopped bool, err error) {
 	r.events++
 	if r.events > r.guard.MaxEvents {
 		r.stop()
-		ev, err := r.fail(CodeRunnerMaxEvents, fmt.Sprintf("the tool side wrote more than %d events (maxEvents)", r.guard.MaxEvents))
-		return ev, true, err
+		end, err := r.fail(CodeRunnerGuardrail, fmt.Sprintf("guardrail maxEvents: the tool side wrote more than %d events", r.guard.MaxEvents))
+		return end, true, err
 	}
 	ev, perr := ParseEvent(line, r.cfg.ToolID)
 	switch {
 	case perr != nil:
-	case r.terminal != nil:
-		perr = fmt.Errorf("a %s event after the %s event", ev.Type, r.terminal.Type)
 	case !r.started && ev.Type != EventStarted:
 		perr = fmt.Errorf("the first event is %s; it must be started", ev.Type)
 	case r.started && ev.Type == EventStarted:
@@ -230,20 +253,21 @@ func (r *running) handle(line []byte) (ev Event, end bool, err error) {
 	}
 	if perr != nil {
 		r.stop()
-		ev, err := r.fail(CodeRunnerProtocolError, fmt.Sprintf("event %d: %v", r.events, perr))
-		return ev, true, err
-	}
-	if ev.Type.Terminal() {
-		r.terminal, r.termLine = &ev, bytes.Clone(line)
-		return ev, false, nil
+		end, err := r.fail(CodeRunnerProtocolError, fmt.Sprintf("event %d: %v", r.events, perr))
+		return end, true, err
 	}
 	r.started = true
-	return ev, false, r.cfg.Emit(ev, line)
+	if ev.Type.Terminal() {
+		r.last = &ev
+	}
+	return Ending{}, false, r.cfg.Emit(ev, line)
 }
 
 // ParseEvent checks line as an event of toolID: a JSON object with a known
-// type, an RFC 3339 ts, the tool's id, and an object payload (for an error
-// event: with a string code and a boolean recoverable).
+// type, an ISO 8601 (RFC 3339) ts, the tool's id and a payload of the
+// type's shape (started: an object; log: a level of the four and a string
+// message; error: a string message, a boolean recoverable and, if any, a
+// string code; result: any JSON value).
 func ParseEvent(line []byte, toolID string) (Event, error) {
 	var ev Event
 	if err := json.Unmarshal(line, &ev); err != nil {
@@ -255,43 +279,75 @@ func ParseEvent(line []byte, toolID string) (Event, error) {
 		return Event{}, fmt.Errorf("unknown event type %q", ev.Type)
 	}
 	if _, err := time.Parse(time.RFC3339Nano, ev.Ts); err != nil {
-		return Event{}, fmt.Errorf("ts %q is not an RFC 3339 timestamp", ev.Ts)
+		return Event{}, fmt.Errorf("ts %q is not an ISO 8601 timestamp", ev.Ts)
 	}
 	if ev.ToolID != toolID {
 		return Event{}, fmt.Errorf("toolId is %q, not %q", ev.ToolID, toolID)
 	}
-	if p := bytes.TrimSpace(ev.Payload); len(p) == 0 || p[0] != '{' {
+	p := bytes.TrimSpace(ev.Payload)
+	if len(p) == 0 {
+		return Event{}, fmt.Errorf("the %s event has no payload", ev.Type)
+	}
+	if ev.Type != EventResult && p[0] != '{' {
 		return Event{}, fmt.Errorf("the %s event's payload is not a JSON object", ev.Type)
 	}
-	if ev.Type == EventError {
-		var p struct {
-			Code        *string `json:"code"`
+	switch ev.Type {
+	case EventLog:
+		var l struct {
+			Level   string  `json:"level"`
+			Message *string `json:"message"`
+		}
+		if json.Unmarshal(p, &l) != nil || l.Message == nil || !slices.Contains([]string{LevelDebug, LevelInfo, LevelWarn, LevelError}, l.Level) {
+			return Event{}, errors.New("the log event's payload lacks a level (debug, info, warn or error) or a string message")
+		}
+	case EventError:
+		var e struct {
+			Message     *string `json:"message"`
+			Code        any     `json:"code"`
 			Recoverable *bool   `json:"recoverable"`
 		}
-		if json.Unmarshal(ev.Payload, &p) != nil || p.Code == nil || *p.Code == "" || p.Recoverable == nil {
-			return Event{}, errors.New("the error event's payload lacks a code or recoverable")
+		if json.Unmarshal(p, &e) != nil || e.Message == nil || e.Recoverable == nil {
+			return Event{}, errors.New("the error event's payload lacks a string message or a boolean recoverable")
+		}
+		if _, isString := e.Code.(string); e.Code != nil && !isString {
+			return Event{}, errors.New("the error event's code is not a string")
 		}
 	}
 	return ev, nil
 }
 
-func (r *running) overflowMessage() string {
-	return fmt.Sprintf("the tool side wrote more than %d bytes (maxOutputBytes)", r.guard.MaxOutputBytes)
+func guardrailTimeoutMessage(timeout time.Duration) string {
+	return fmt.Sprintf("guardrail timeoutMs: the tool ran longer than %d ms", timeout.Milliseconds())
 }
 
 // kill ends the tool side and the stream with the runner's error.
-func (r *running) kill(code, msg string) (Event, error) {
+func (r *running) kill(code, msg string) (Ending, error) {
 	r.stop()
 	return r.fail(code, msg)
 }
 
-// stop kills the tool side, if it still runs, and reaps it.
+// stop ends the tool side, if it still runs, as the protocol says: SIGTERM,
+// then SIGKILL if it has not exited within killGrace; and reaps it.
 func (r *running) stop() {
 	if r.cmd == nil || r.cmd.Process == nil {
 		return
 	}
-	_ = r.cmd.Process.Kill()
-	<-r.wait()
+	select {
+	case <-r.wait():
+		return
+	default:
+	}
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		_ = r.cmd.Process.Kill() // no SIGTERM here (Windows)
+	}
+	grace := time.NewTimer(killGrace)
+	defer grace.Stop()
+	select {
+	case <-r.wait():
+	case <-grace.C:
+		_ = r.cmd.Process.Kill()
+		<-r.wait()
+	}
 }
 
 // wait reaps the tool side once; the channel is closed when it has exited.
@@ -308,18 +364,18 @@ func (r *running) wait() <-chan struct{} {
 
 // fail ends the stream with an error event of the runner, after the
 // started event the tool side did not write.
-func (r *running) fail(code, msg string) (Event, error) {
+func (r *running) fail(code, msg string) (Ending, error) {
 	if !r.started {
 		r.started = true
 		if err := r.emit(EventStarted, r.startedPayload); err != nil {
-			return Event{}, err
+			return Ending{}, err
 		}
 	}
 	ev, line, err := newEvent(EventError, r.cfg.ToolID, ErrorPayload{Code: code, Message: msg})
 	if err != nil {
-		return Event{}, err
+		return Ending{}, err
 	}
-	return ev, r.cfg.Emit(ev, line)
+	return Ending{Event: ev, Runner: true}, r.cfg.Emit(ev, line)
 }
 
 func (r *running) emit(typ EventType, payload any) error {
@@ -330,19 +386,13 @@ func (r *running) emit(typ EventType, payload any) error {
 	return r.cfg.Emit(ev, line)
 }
 
-// outputBudget counts the bytes a tool side writes on both streams.
-type outputBudget struct {
-	max  int64
-	used atomic.Int64
-}
-
-// take counts n more bytes and reports whether they fit.
-func (b *outputBudget) take(n int) bool { return b.used.Add(int64(n)) <= b.max }
-
 // readLines sends the lines of r (without their newlines; a last line
-// without one too) until EOF, or until the budget is spent.
-func readLines(r io.Reader, budget *outputBudget, out chan<- chunk, stop <-chan struct{}) {
+// without one too) until EOF, or until more than max bytes came. Once the
+// runner stops listening it reads the rest and drops it, so that the tool
+// side never blocks on a full pipe while it is being stopped.
+func readLines(r io.Reader, max int64, out chan<- chunk, stop <-chan struct{}) {
 	defer close(out)
+	defer io.Copy(io.Discard, r)
 	send := func(c chunk) bool {
 		select {
 		case out <- c:
@@ -353,10 +403,11 @@ func readLines(r io.Reader, budget *outputBudget, out chan<- chunk, stop <-chan 
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
+	var used int64
 	for {
 		part, err := br.ReadSlice('\n')
 		if len(part) > 0 {
-			if !budget.take(len(part)) {
+			if used += int64(len(part)); used > max {
 				send(chunk{overflow: true})
 				return
 			}
@@ -378,25 +429,20 @@ func readLines(r io.Reader, budget *outputBudget, out chan<- chunk, stop <-chan 
 	}
 }
 
-// copyStderr passes the tool side's stderr on, keeping its tail for a
-// crash's message. It signals over, and stops, when the budget is spent;
-// it closes done at EOF.
-func (r *running) copyStderr(stderr io.Reader, budget *outputBudget, over chan<- struct{}, done chan<- struct{}) {
+// copyStderr passes the tool side's stderr on as it comes, keeping its
+// tail for a crash's message; it closes done at EOF.
+func (r *running) copyStderr(stderr io.Reader, done chan<- struct{}) {
+	defer close(done)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := stderr.Read(buf)
 		if n > 0 {
-			if !budget.take(n) {
-				over <- struct{}{}
-				return
-			}
 			r.stderr.keep(buf[:n])
 			if r.cfg.Stderr != nil {
 				_, _ = r.cfg.Stderr.Write(buf[:n])
 			}
 		}
 		if err != nil {
-			close(done)
 			return
 		}
 	}

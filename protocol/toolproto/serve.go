@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
@@ -18,7 +19,8 @@ import (
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
-// MaxRequestBytes bounds the request the tool side reads.
+// MaxRequestBytes bounds the request the tool side keeps; the rest of a
+// longer one is read and dropped.
 const MaxRequestBytes = 64 << 20
 
 // ServeConfig is the tool side of one run.
@@ -36,14 +38,22 @@ type ServeConfig struct {
 	Stdin io.Reader
 	// Stdout receives the events, and nothing else.
 	Stdout io.Writer
+	// Stderr receives diagnostics, as raw text: a Wasm tool's stderr, the
+	// stack of an exception a JS tool threw, and with Verdict the verdict.
+	// nil discards them.
+	Stderr io.Writer
+	// Verdict writes the run's governance verdict (FormatVerdict) to
+	// Stderr too, for a person; programs read it from the audit log.
+	Verdict bool
 }
 
-// Serve is the tool side of the protocol: it reads the request, writes
-// started, runs the tool through the pipeline with the request's input as
-// the payload (JS tools get context.config as the env of factories), writes
-// the tool's console lines as log events, and ends with one result or error
-// event, which it returns (ExitCode gives the exit code that goes with it).
-// The run's timeout (Timeout) is the execution's wall-clock limit.
+// Serve is the tool side of the protocol. It writes started, reads the
+// request to EOF, runs the tool through the pipeline with the request's
+// input as the payload (JS tools get context.config as the env of
+// factories), writes a JS tool's console calls as log events while the tool
+// runs, and ends with one result or error event, which it returns (ExitCode
+// gives the exit code that goes with it). The run's timeout (Timeout) is
+// the execution's wall-clock limit.
 //
 // # Errors
 //
@@ -53,32 +63,65 @@ func Serve(ctx context.Context, cfg ServeConfig) (Event, error) {
 	return s.serve(ctx)
 }
 
+// Refuse is the tool side of a run that cannot happen because the tool side
+// itself could not be set up (its audit log cannot be opened, no engine can
+// be made): it writes started, reads the request to EOF as the protocol
+// asks, and ends with an error event of code, which it returns.
+//
+// # Errors
+//
+// Only when Stdout cannot be written.
+func Refuse(cfg ServeConfig, code string, recoverable bool, msg string) (Event, error) {
+	s := &serving{cfg: cfg, w: NewWriter(cfg.Stdout, cfg.ToolID)}
+	m, _ := s.lookup()
+	if _, err := s.w.Write(EventStarted, StartedFor(m)); err != nil {
+		return Event{}, err
+	}
+	_, _ = s.readRequest()
+	return s.fail(code, recoverable, msg)
+}
+
 type serving struct {
 	cfg ServeConfig
 	w   *Writer
+
+	// mu orders the log events the tool writes as it runs with the others.
+	mu sync.Mutex
+	// logging is true while the tool runs and may write log events.
+	logging bool
+	logErr  error
+}
+
+func (s *serving) lookup() (*Manifest, error) {
+	cat, err := Discover(s.cfg.ToolsDir)
+	if err != nil {
+		return nil, err
+	}
+	return cat.Lookup(s.cfg.ToolID)
+}
+
+// readRequest reads stdin to EOF, as the protocol asks, keeping at most
+// MaxRequestBytes, and parses it.
+func (s *serving) readRequest() (*Request, error) {
+	raw, err := io.ReadAll(io.LimitReader(s.cfg.Stdin, MaxRequestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the request: %v", err)
+	}
+	if len(raw) > MaxRequestBytes {
+		_, _ = io.Copy(io.Discard, s.cfg.Stdin)
+		return nil, fmt.Errorf("the request is larger than %d bytes", MaxRequestBytes)
+	}
+	return ParseRequest(raw)
 }
 
 func (s *serving) serve(ctx context.Context) (Event, error) {
-	var m *Manifest
-	cat, lookErr := Discover(s.cfg.ToolsDir)
-	if lookErr == nil {
-		m, lookErr = cat.Lookup(s.cfg.ToolID)
-	}
-	raw, readErr := io.ReadAll(io.LimitReader(s.cfg.Stdin, MaxRequestBytes+1))
-	var req *Request
-	reqErr := readErr
-	switch {
-	case readErr != nil:
-		reqErr = fmt.Errorf("cannot read the request: %v", readErr)
-	case len(raw) > MaxRequestBytes:
-		reqErr = fmt.Errorf("the request is larger than %d bytes", MaxRequestBytes)
-	default:
-		req, reqErr = ParseRequest(raw)
-	}
-	timeout := Timeout(m, req)
-	if _, err := s.w.Write(EventStarted, StartedFor(m, timeout)); err != nil {
+	// started comes before anything that takes time: reading stdin waits
+	// for the runner, running waits for the tool.
+	m, lookErr := s.lookup()
+	if _, err := s.w.Write(EventStarted, StartedFor(m)); err != nil {
 		return Event{}, err
 	}
+	req, reqErr := s.readRequest()
 
 	var merr *ManifestError
 	switch {
@@ -90,6 +133,8 @@ func (s *serving) serve(ctx context.Context) (Event, error) {
 		return s.fail(CodeInvalidRequest, false, reqErr.Error())
 	case req.Context.ToolID != "" && req.Context.ToolID != s.cfg.ToolID:
 		return s.fail(CodeInvalidRequest, false, fmt.Sprintf("context.toolId is %q, but this is tool %q", req.Context.ToolID, s.cfg.ToolID))
+	case m.Runtime == RuntimeNode:
+		return s.fail(CodeToolInvalid, false, fmt.Sprintf("%s: runtime %q: wasmgate cannot run Node tools yet (its JS engine has no Node profile: no process, fs or child_process); a tool of runtime %q runs in the sandbox", m.File, m.Runtime, RuntimeJS))
 	}
 	if missing := m.MissingConfig(req.Context.Config); len(missing) > 0 {
 		quoted := make([]string, len(missing))
@@ -100,20 +145,18 @@ func (s *serving) serve(ctx context.Context) (Event, error) {
 		if len(missing) > 1 {
 			noun = "keys"
 		}
-		return s.write(EventError, ErrorPayload{Code: CodeMissingConfig, Recoverable: true, Keys: missing,
-			Message: fmt.Sprintf("context.config lacks the required %s %s", noun, strings.Join(quoted, ", "))})
+		return s.fail(CodeConfigMissing, true, fmt.Sprintf("context.config lacks the required %s %s", noun, strings.Join(quoted, ", ")))
 	}
-	return s.execute(ctx, m, req, timeout)
+	return s.execute(ctx, m, req, Timeout(m, req))
 }
 
 // StartedFor is the payload of the started event of a run of m (nil when
-// the tool was not found) held to timeout.
-func StartedFor(m *Manifest, timeout time.Duration) StartedPayload {
-	p := StartedPayload{TimeoutMs: timeout.Milliseconds()}
-	if m != nil {
-		p.Name, p.Version, p.Runtime = m.Name, m.Version, string(m.Runtime)
+// no manifest declares the tool).
+func StartedFor(m *Manifest) StartedPayload {
+	if m == nil {
+		return StartedPayload{}
 	}
-	return p
+	return StartedPayload{Meta: Meta{Name: m.Name, Version: m.Version, Runtime: string(m.Runtime)}}
 }
 
 func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeout time.Duration) (Event, error) {
@@ -137,41 +180,94 @@ func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeou
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
+
+	// A JS tool's console calls become log events as they are made; what
+	// it threw becomes the error event's code.
+	var thrown *jstool.Exception
+	ctx = jstool.WithObserver(ctx, jstool.Observer{
+		Log:   s.log,
+		Threw: func(e jstool.Exception) { thrown = &e },
+	})
+	s.setLogging(true)
 	res, err := pipeline.New(reg, s.cfg.Sink).Execute(ctx, pipeline.ActionRequest{Action: reg.Actions()[0], Payload: input})
+	if logErr := s.setLogging(false); logErr != nil {
+		return Event{}, logErr
+	}
 	if err != nil && res.Status == "" {
 		return s.fail(CodeInternalError, false, err.Error())
 	}
-	for _, line := range logLines(res.Log) {
-		if _, err := s.w.Write(EventLog, line); err != nil {
-			return Event{}, err
-		}
+	if m.Runtime == RuntimeWasm && res.Log != "" {
+		// A Wasm tool's stderr is what a tool's stderr is for: diagnostics.
+		s.diagnose(res.Log)
 	}
-	v := verdictOf(res)
+	if thrown != nil && strings.Contains(thrown.Description, "\n") {
+		s.diagnose(thrown.Description) // the stack goes to stderr
+	}
+	if s.cfg.Verdict {
+		s.diagnose(FormatVerdict(res))
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return s.write(EventError, ErrorPayload{Code: CodeCancelled, Message: "the run was cancelled: " + err.Error(), Verdict: &v})
+		return s.fail(CodeCancelled, false, "the run was cancelled: "+err.Error())
 	case err != nil:
-		return s.write(EventError, ErrorPayload{Code: CodeInternalError, Message: err.Error(), Verdict: &v})
+		return s.fail(CodeInternalError, false, err.Error())
 	case res.Status == pipeline.StatusSuccess:
-		out := res.Output
-		if len(out) == 0 {
-			out = json.RawMessage("null")
-		}
-		return s.write(EventResult, ResultPayload{Output: out, Verdict: v})
+		return s.w.Write(EventResult, ResultPayload(res.Output))
 	}
-	p := errorFor(res, timeout)
-	p.Verdict = &v
-	return s.write(EventError, p)
+	return s.w.Write(EventError, errorFor(res, thrown, timeout))
 }
 
-// errorFor maps a result that is not SUCCESS to an error event: its code is
-// the first reason code (the specific limit rather than LIMIT_EXCEEDED),
-// and a timeout is the guardrail's RUNNER_TIMEOUT.
-func errorFor(res pipeline.ActionResult, timeout time.Duration) ErrorPayload {
+// log writes one console call of the tool as a log event, while the tool
+// runs (a late call, from an execution abandoned at its deadline, is
+// dropped).
+func (s *serving) log(e jstool.LogEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.logging || s.logErr != nil {
+		return
+	}
+	_, s.logErr = s.w.Write(EventLog, LogPayload{Level: e.Level, Message: e.Message, Data: e.Data})
+}
+
+// setLogging opens or closes the log, returning the error of writing it.
+func (s *serving) setLogging(on bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.logging = on
+	return s.logErr
+}
+
+func (s *serving) diagnose(text string) {
+	if s.cfg.Stderr == nil {
+		return
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	_, _ = io.WriteString(s.cfg.Stderr, text)
+}
+
+// errorFor maps a result that is not SUCCESS to an error event. An
+// exception a JS tool threw is the tool's own error: its Error's code and
+// recoverable flag when it set them (recoverable by default), else
+// EXECUTOR_EXCEPTION, recoverable. A governance refusal keeps its reason
+// code (the specific limit rather than LIMIT_EXCEEDED).
+func errorFor(res pipeline.ActionResult, thrown *jstool.Exception, timeout time.Duration) ErrorPayload {
+	if res.Status == pipeline.StatusFailed && thrown != nil {
+		recoverable := thrown.Recoverable == nil || *thrown.Recoverable
+		if thrown.Code != "" {
+			return ErrorPayload{Code: thrown.Code, Message: thrown.Message, Recoverable: recoverable}
+		}
+		msg := thrown.Message
+		if thrown.Name != "" {
+			msg = thrown.Name + ": " + msg
+		}
+		return ErrorPayload{Code: string(pipeline.ExecutorException), Message: msg, Recoverable: recoverable}
+	}
 	codes := res.ReasonCodes
 	has := func(c pipeline.ReasonCode) bool { return slices.Contains(codes, c) }
 	if has(pipeline.ExecutorTimeout) {
-		return ErrorPayload{Code: CodeRunnerTimeout, Message: timeoutMessage(timeout)}
+		return ErrorPayload{Code: string(pipeline.ExecutorTimeout), Message: timeoutMessage(timeout)}
 	}
 	code := pipeline.ExecutorException
 	if len(codes) > 0 {
@@ -189,30 +285,6 @@ func timeoutMessage(timeout time.Duration) string {
 	return fmt.Sprintf("the tool ran longer than its timeoutMs of %d ms", timeout.Milliseconds())
 }
 
-// logLines splits a tool's console output into log payloads; a JS tool's
-// console.warn and console.error lines carry the prefixes "warn: " and
-// "error: ".
-func logLines(log string) []LogPayload {
-	if log == "" {
-		return nil
-	}
-	var out []LogPayload
-	for _, line := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
-		p := LogPayload{Level: LevelInfo, Message: line}
-		for _, level := range []string{LevelWarn, LevelError} {
-			if rest, ok := strings.CutPrefix(line, level+": "); ok {
-				p = LogPayload{Level: level, Message: rest}
-			}
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
 func (s *serving) fail(code string, recoverable bool, msg string) (Event, error) {
-	return s.write(EventError, ErrorPayload{Code: code, Message: msg, Recoverable: recoverable})
-}
-
-func (s *serving) write(typ EventType, payload any) (Event, error) {
-	return s.w.Write(typ, payload)
+	return s.w.Write(EventError, ErrorPayload{Code: code, Message: msg, Recoverable: recoverable})
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +20,9 @@ import (
 
 // fixtures is the protocol's tools of testdata/toolproto.
 var fixtures = filepath.Join("..", "..", "testdata", "toolproto", "tools")
+
+// fixtureIDs are the valid tools among the fixtures.
+const fixtureIDs = "bigout, chatty, greeter, hello-node, slow-logger, spin, text-slug, text-stats, text-upper"
 
 // wasmTools lays out a tools directory of Wasm tools, one per fixture of
 // testdata/ named in ids (tool id → module file).
@@ -38,31 +44,47 @@ type served struct {
 	events   []Event
 	terminal Event
 	records  []audit.Record
+	stderr   string
 }
 
 func serve(t *testing.T, dir, id, request string) served {
+	t.Helper()
+	return serveWith(t, ServeConfig{ToolsDir: dir, ToolID: id, Stdin: strings.NewReader(request)})
+}
+
+// serveWith runs the tool side of cfg with an engine, a memory sink and
+// buffers for stdout and stderr.
+func serveWith(t *testing.T, cfg ServeConfig) served {
 	t.Helper()
 	engine, err := runtime.NewEngine(context.Background(), runtime.NewConfig())
 	require.NoError(t, err)
 	t.Cleanup(func() { engine.Close(context.Background()) })
 	sink := audit.NewMemorySink()
-	var out bytes.Buffer
-	terminal, err := Serve(context.Background(), ServeConfig{
-		ToolsDir: dir, ToolID: id, Engine: engine, Sink: sink,
-		Stdin: strings.NewReader(request), Stdout: &out,
-	})
+	var out, errOut bytes.Buffer
+	cfg.Engine, cfg.Sink, cfg.Stdout, cfg.Stderr = engine, sink, &out, &errOut
+	terminal, err := Serve(context.Background(), cfg)
 	require.NoError(t, err)
+	s := parseServed(t, out.String(), cfg.ToolID)
+	assert.Equal(t, terminal, s.terminal, "the terminal event is the last")
+	s.records = sink.Records()
+	s.stderr = errOut.String()
+	return s
+}
+
+func parseServed(t *testing.T, stdout, id string) served {
+	t.Helper()
 	var s served
-	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
 		ev, err := ParseEvent([]byte(l), id)
 		require.NoError(t, err, "stdout holds only events: %q", l)
 		s.events = append(s.events, ev)
 	}
 	require.NotEmpty(t, s.events)
 	assert.Equal(t, EventStarted, s.events[0].Type)
-	assert.Equal(t, terminal, s.events[len(s.events)-1], "the terminal event is the last")
-	s.terminal = terminal
-	s.records = sink.Records()
+	s.terminal = s.events[len(s.events)-1]
+	for i, ev := range s.events {
+		assert.Equal(t, i == len(s.events)-1, ev.Type.Terminal(), "exactly one terminal event, the last")
+	}
 	return s
 }
 
@@ -78,19 +100,41 @@ func TestServeWasmTool(t *testing.T) {
 	dir := wasmTools(t, map[string]string{"upper": "upper.wasm"})
 	s := serve(t, dir, "upper", `{"context":{"toolId":"upper","config":{"ignored":true}},"input":{"text":"abc"}}`)
 	assert.Equal(t, []EventType{EventStarted, EventResult}, s.types())
-	assert.JSONEq(t, `{"name":"Fake","version":"1.0.0","runtime":"wasm","timeoutMs":30000}`, string(s.events[0].Payload))
-
-	var res ResultPayload
-	require.NoError(t, json.Unmarshal(s.terminal.Payload, &res))
-	assert.JSONEq(t, `{"text":"ABC"}`, string(res.Output))
-	assert.Equal(t, "SUCCESS", string(res.Status))
-	assert.Empty(t, res.ReasonCodes)
-	assert.Equal(t, "upper", res.ExecutorID)
+	assert.JSONEq(t, `{"meta":{"name":"Fake","version":"1.0.0","runtime":"wasm"}}`, string(s.events[0].Payload))
+	// The result's payload is the output itself; the verdict is audited.
+	assert.Equal(t, `{"text":"ABC"}`, string(s.terminal.Payload))
 	require.Len(t, s.records, 1, "the run is audited")
-	assert.Equal(t, s.records[0].InputDigest, res.InputDigest)
-	assert.Equal(t, s.records[0].OutputDigest, res.OutputDigest)
-	assert.Equal(t, s.records[0].TraceID, res.TraceID)
+	assert.Equal(t, "SUCCESS", string(s.records[0].Status))
+	assert.Equal(t, audit.Digest([]byte(`{"text":"ABC"}`)), *s.records[0].OutputDigest)
 	assert.Equal(t, ExitResult, ExitCode(s.terminal))
+	assert.Empty(t, s.stderr)
+}
+
+func TestServeWrapsOutputsThatAreNotObjects(t *testing.T) {
+	dir := t.TempDir()
+	for id, src := range map[string]string{
+		"list":    `export function execute() { return [1, "two"]; }`,
+		"text":    `export function execute() { return "done"; }`,
+		"nothing": `export function execute() {}`,
+	} {
+		writeTool(t, dir, id, `{"id":"`+id+`"}`)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, id, "tool.js"), []byte(src), 0o644))
+	}
+	for id, payload := range map[string]string{"list": `{"value":[1,"two"]}`, "text": `{"value":"done"}`, "nothing": `{}`} {
+		s := serve(t, dir, id, `{}`)
+		assert.Equal(t, EventResult, s.terminal.Type, id)
+		assert.Equal(t, payload, string(s.terminal.Payload), id)
+	}
+}
+
+func TestServeVerdictGoesToStderr(t *testing.T) {
+	dir := wasmTools(t, map[string]string{"upper": "upper.wasm"})
+	s := serveWith(t, ServeConfig{ToolsDir: dir, ToolID: "upper", Stdin: strings.NewReader(`{"input":{"text":"a"}}`), Verdict: true})
+	require.Len(t, s.records, 1)
+	r := s.records[0]
+	assert.Equal(t, fmt.Sprintf("verdict: SUCCESS [] upper 1.0.0 fuel_used=%d duration_ms=%d trace_id=%s input_digest=%s output_digest=%s\n",
+		r.FuelUsed, r.DurationMs, r.TraceID, r.InputDigest, *r.OutputDigest), s.stderr)
+	assert.Equal(t, `{"text":"A"}`, string(s.terminal.Payload), "and not in the payload")
 }
 
 func TestServeOutcomes(t *testing.T) {
@@ -105,7 +149,7 @@ func TestServeOutcomes(t *testing.T) {
 		{"executor error", "fail", `{}`, "EXECUTOR_EXCEPTION", true, []string{"EXECUTOR_EXCEPTION"}, ""},
 		{"fuel", "loop", `{}`, "FUEL_EXHAUSTED", false, []string{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}, "fuel exhausted"},
 		{"timeout from the request's config", "spin", `{"context":{"config":{"timeoutMs":100}},"input":{"n":9007199254740991}}`,
-			CodeRunnerTimeout, false, []string{"EXECUTOR_TIMEOUT"}, "the tool ran longer than its timeoutMs of 100 ms"},
+			"EXECUTOR_TIMEOUT", false, []string{"EXECUTOR_TIMEOUT"}, "the tool ran longer than its timeoutMs of 100 ms"},
 		{"input over the limits", "echo", `{"input":"` + strings.Repeat("x", 70000) + `"}`,
 			"PAYLOAD_TOO_LARGE", true, []string{"LIMIT_EXCEEDED", "PAYLOAD_TOO_LARGE"}, "payload is 70002 canonical bytes; max_payload_bytes is 65536"},
 		{"input not canonical", "echo", `{"input":{"n":9007199254740993}}`, "NON_JSON_PAYLOAD", true, []string{"NON_JSON_PAYLOAD"}, "payload is not canonicalizable JSON"},
@@ -118,19 +162,67 @@ func TestServeOutcomes(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, tt.code, p.Code)
 			assert.Equal(t, tt.recoverable, p.Recoverable)
-			require.NotNil(t, p.Verdict, "a tool that went through the pipeline has a verdict")
-			var reasons []string
-			for _, r := range p.ReasonCodes {
-				reasons = append(reasons, string(r))
-			}
-			assert.Equal(t, tt.reasons, reasons)
 			assert.Contains(t, p.Message, tt.msg)
-			assert.Len(t, s.records, 1, "the run is audited")
-			want := ExitNonRecoverable
-			if tt.recoverable {
-				want = ExitRecoverable
+			require.Len(t, s.records, 1, "the run is audited, with its reason codes")
+			assert.Equal(t, tt.reasons, s.records[0].ReasonCodes)
+			assert.Equal(t, ExitError, ExitCode(s.terminal), "every error event is exit 1")
+		})
+	}
+}
+
+// TestServeJSTool: a JS tool's console calls are log events, written while
+// it runs, before its terminal event; what it throws is its error event.
+func TestServeJSTool(t *testing.T) {
+	dir := t.TempDir()
+	writeTool(t, dir, "pat", `{"id":"pat"}`)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pat", "tool.js"), []byte(`
+export function execute({ code, recoverable, bad }) {
+  console.log("checking", { code: code ?? null });
+  console.debug("details");
+  console.warn("a warning", 1);
+  if (bad) return null.nope;
+  if (code === undefined) return { review: "LGTM" };
+  const e = new Error("PAT expired");
+  e.code = code;
+  if (recoverable !== undefined) e.recoverable = recoverable;
+  throw e;
+}`), 0o644))
+	logs := []string{
+		`{"level":"info","message":"checking","data":{"code":%s}}`,
+		`{"level":"debug","message":"details"}`,
+		`{"level":"warn","message":"a warning 1"}`,
+	}
+	for _, tt := range []struct {
+		name, input, code string
+		terminal          string
+		stack             bool
+	}{
+		{"result", `{}`, "null", `{"review":"LGTM"}`, false},
+		{"an Error with code and recoverable", `{"code":"AUTH_FAILED","recoverable":false}`, `"AUTH_FAILED"`,
+			`{"message":"PAT expired","code":"AUTH_FAILED","recoverable":false}`, true},
+		{"an Error with a code", `{"code":"AUTH_FAILED"}`, `"AUTH_FAILED"`,
+			`{"message":"PAT expired","code":"AUTH_FAILED","recoverable":true}`, true},
+		{"any other throw", `{"bad":true}`, "null",
+			`{"message":"TypeError: cannot read property 'nope' of null","code":"EXECUTOR_EXCEPTION","recoverable":true}`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := serve(t, dir, "pat", `{"input":`+tt.input+`}`)
+			require.Len(t, s.events, 5)
+			assert.JSONEq(t, fmt.Sprintf(logs[0], tt.code), string(s.events[1].Payload))
+			assert.JSONEq(t, logs[1], string(s.events[2].Payload))
+			assert.JSONEq(t, logs[2], string(s.events[3].Payload))
+			assert.JSONEq(t, tt.terminal, string(s.terminal.Payload))
+			if tt.stack {
+				// The stack is a diagnostic: on stderr, never in the audit.
+				assert.Contains(t, s.stderr, "    at execute (tool.js:")
+				assert.Equal(t, []string{"EXECUTOR_EXCEPTION"}, s.records[0].ReasonCodes)
+			} else {
+				assert.Empty(t, s.stderr)
 			}
-			assert.Equal(t, want, ExitCode(s.terminal))
+			rec, err := json.Marshal(s.records[0])
+			require.NoError(t, err)
+			assert.NotContains(t, string(rec), "PAT expired")
+			assert.NotContains(t, string(rec), "AUTH_FAILED")
 		})
 	}
 }
@@ -141,19 +233,21 @@ func TestServeRefusals(t *testing.T) {
 		want                   ErrorPayload
 	}{
 		{"unknown tool", fixtures, "nope", `{}`, ErrorPayload{Code: CodeToolNotFound,
-			Message: `no manifest in ` + fixtures + ` declares tool "nope" (tools there: bigout, chatty, greeter, spin, text-slug, text-stats, text-upper)`}},
+			Message: `no manifest in ` + fixtures + ` declares tool "nope" (tools there: ` + fixtureIDs + `)`}},
 		{"no tools directory", "no-such-dir", "nope", `{}`, ErrorPayload{Code: CodeToolNotFound,
 			Message: "the tools directory no-such-dir does not exist"}},
 		{"invalid manifest", fixtures, "bad-version", `{}`, ErrorPayload{Code: CodeToolInvalid,
 			Message: filepath.Join(fixtures, "bad-version", "manifest.json") + ": manifestVersion: must be 1, not 2"}},
+		{"a Node tool", fixtures, "hello-node", `{}`, ErrorPayload{Code: CodeToolInvalid,
+			Message: filepath.Join(fixtures, "hello-node", "manifest.json") + `: runtime "node": wasmgate cannot run Node tools yet (its JS engine has no Node profile: no process, fs or child_process); a tool of runtime "js" runs in the sandbox`}},
 		{"stdin not JSON", fixtures, "text-upper", `text=abc`, ErrorPayload{Code: CodeInvalidRequest,
 			Message: "the request is not a JSON object"}},
 		{"empty stdin", fixtures, "text-upper", ``, ErrorPayload{Code: CodeInvalidRequest,
 			Message: `stdin is empty; send a ToolRequest {"context": {"toolId", "config", "workspaceRoot"}, "input": ...}`}},
 		{"another tool's request", fixtures, "text-upper", `{"context":{"toolId":"text-slug"}}`, ErrorPayload{Code: CodeInvalidRequest,
 			Message: `context.toolId is "text-slug", but this is tool "text-upper"`}},
-		{"missing config", fixtures, "greeter", `{"context":{"config":{"punctuation":"!"}},"input":{"name":"Ada"}}`, ErrorPayload{Code: CodeMissingConfig,
-			Message: `context.config lacks the required key "greeting"`, Recoverable: true, Keys: []string{"greeting"}}},
+		{"missing config", fixtures, "greeter", `{"context":{"config":{"punctuation":"!"}},"input":{"name":"Ada"}}`, ErrorPayload{Code: CodeConfigMissing,
+			Message: `context.config lacks the required key "greeting"`, Recoverable: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := serve(t, tt.dir, tt.id, tt.request)
@@ -162,11 +256,47 @@ func TestServeRefusals(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, tt.want, p)
 			assert.Empty(t, s.records, "nothing ran")
+			assert.Equal(t, ExitError, ExitCode(s.terminal))
 		})
 	}
 }
 
 func TestServeStartedForAnUnknownTool(t *testing.T) {
 	s := serve(t, fixtures, "nope", `{"context":{"config":{"timeoutMs":1234}}}`)
-	assert.JSONEq(t, `{"timeoutMs":1234}`, string(s.events[0].Payload))
+	assert.Equal(t, `{"meta":{}}`, string(s.events[0].Payload))
+}
+
+// endless is stdin that ends after n bytes, counting what was read.
+type endless struct{ n, read int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read >= e.n {
+		return 0, io.EOF
+	}
+	k := min(len(p), e.n-e.read)
+	for i := range p[:k] {
+		p[i] = ' '
+	}
+	e.read += k
+	return k, nil
+}
+
+func TestServeReadsStdinToEOF(t *testing.T) {
+	in := &endless{n: MaxRequestBytes + 100_000}
+	s := serveWith(t, ServeConfig{ToolsDir: fixtures, ToolID: "text-upper", Stdin: in})
+	p, _ := ErrorOf(s.terminal)
+	assert.Equal(t, ErrorPayload{Code: CodeInvalidRequest, Message: fmt.Sprintf("the request is larger than %d bytes", MaxRequestBytes)}, p)
+	assert.Equal(t, in.n, in.read, "the rest is read and dropped")
+}
+
+func TestRefuse(t *testing.T) {
+	var out bytes.Buffer
+	in := strings.NewReader(`{"input":{}}`)
+	terminal, err := Refuse(ServeConfig{ToolsDir: fixtures, ToolID: "text-upper", Stdin: in, Stdout: &out}, "AUDIT_LOG_FAILED", true, "cannot open the audit log")
+	require.NoError(t, err)
+	s := parseServed(t, out.String(), "text-upper")
+	assert.Equal(t, terminal, s.terminal)
+	assert.JSONEq(t, `{"meta":{"name":"Text upper","version":"1.0.0","runtime":"wasm"}}`, string(s.events[0].Payload))
+	assert.JSONEq(t, `{"message":"cannot open the audit log","code":"AUDIT_LOG_FAILED","recoverable":true}`, string(s.terminal.Payload))
+	assert.Zero(t, in.Len(), "stdin is read to EOF")
 }
