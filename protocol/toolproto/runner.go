@@ -174,6 +174,15 @@ func (r *running) run(ctx context.Context) (Ending, error) {
 	go readLines(stdout, r.guard.MaxOutputBytes, lines, stop)
 	stderrDone := make(chan struct{})
 	go r.copyStderr(stderr, stderrDone)
+	// What the tool side wrote to stderr before it was stopped is passed on
+	// before Run returns (its pipe closes once the tool side is reaped).
+	stderrCopied := stderrDone
+	defer func() {
+		select {
+		case <-stderrCopied:
+		case <-time.After(killGrace):
+		}
+	}()
 
 	for lines != nil || stderrDone != nil {
 		select {

@@ -226,6 +226,11 @@ func (s *serving) log(e jstool.LogEntry) {
 	if !s.logging || s.logErr != nil {
 		return
 	}
+	if len(e.Data) > 0 && !json.Valid(e.Data) {
+		// The engine's JSON.stringify made it, so this does not happen; if
+		// it did, the event would not encode: keep it as text.
+		e.Message, e.Data = e.Message+" "+string(e.Data), nil
+	}
 	_, s.logErr = s.w.Write(EventLog, LogPayload{Level: e.Level, Message: e.Message, Data: e.Data})
 }
 

@@ -22,7 +22,7 @@ import (
 var fixtures = filepath.Join("..", "..", "testdata", "toolproto", "tools")
 
 // fixtureIDs are the valid tools among the fixtures.
-const fixtureIDs = "bigout, chatty, greeter, hello-node, slow-logger, spin, text-slug, text-stats, text-upper"
+const fixtureIDs = "bigout, chatty, fuel-out, greeter, hello-node, pat-check, slow-logger, spin, text-slug, text-stats, text-upper"
 
 // wasmTools lays out a tools directory of Wasm tools, one per fixture of
 // testdata/ named in ids (tool id → module file).
@@ -225,6 +225,21 @@ export function execute({ code, recoverable, bad }) {
 			assert.NotContains(t, string(rec), "AUTH_FAILED")
 		})
 	}
+}
+
+// TestServeAFactoryThatGivesNoTool: the export is not a tool after all,
+// which the tool side says as TOOL_INVALID, not the tool's own error.
+func TestServeAFactoryThatGivesNoTool(t *testing.T) {
+	dir := t.TempDir()
+	writeTool(t, dir, "empty", `{"id":"empty"}`)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "empty", "tool.js"), []byte(`export default function make() { return null; }`), 0o644))
+	s := serve(t, dir, "empty", `{}`)
+	p, ok := ErrorOf(s.terminal)
+	require.True(t, ok)
+	assert.Equal(t, CodeToolInvalid, p.Code)
+	assert.False(t, p.Recoverable)
+	assert.Contains(t, p.Message, "the factory gave no tool")
+	assert.Equal(t, ExitError, ExitCode(s.terminal))
 }
 
 func TestServeRefusals(t *testing.T) {
