@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -18,74 +19,85 @@ import (
 const repHelp = `Usage:
   wasmgate rep --config FILE [--audit FILE] [--concurrency N] [--engine E] [--cache-dir DIR]
 
-Speaks the JSON-RPC 2.0 runtime protocol v0.1 on stdio: one request per
-line on stdin, one response per line on stdout (nothing else goes there;
-logs go to stderr). Runs execute Flow IR 1.0.0 flows whose steps are the
-actions of --config; every step is one call through the governed pipeline,
-audited (--audit FILE) with the run's trace id. On end of input, rep waits
-for the pending and running runs to finish, then exits 0; SIGINT or SIGTERM
-cancels them.
+Speaks TraceMind's Runtime Execution Protocol (REP) v0.1, JSON-RPC 2.0 on
+stdio: one request per line on stdin, one response per line on stdout
+(nothing else goes there; logs go to stderr). Runs execute Flow IR 1.0.0
+flows, as TraceMind's compiler emits them, whose steps are the actions of
+--config; every step is one call through the governed pipeline, audited
+(--audit FILE) with the run's trace id. On end of input, rep waits for the
+pending and running runs to finish, then exits 0; SIGINT or SIGTERM cancels
+them.
 
 Methods (params -> result):
   Runtime.Capabilities {version?, step_kinds?}
-      -> {version:"0.1.0", ir_version:"1.0.0", step_kinds:[actions..., "switch"],
-          limits:{concurrency, max_steps, max_retries, max_backoff_ms, max_request_bytes},
+      -> {version:"0.1.0", step_kinds:[actions..., "switch"],
+          limits:{concurrency, max_request_bytes}, ir_version:"1.0.0",
           compatible, missing_step_kinds}
-      The handshake: a version of another major (for 0.y.z: another minor)
-      is refused with -32602; otherwise compatible is false exactly when some
-      of the client's step_kinds are missing, and they are listed.
+      A client version of another major (for 0.y.z: another minor) is
+      refused with -32602; compatible is false exactly when some of the
+      client's step_kinds are missing, and they are listed.
   Runtime.StartRun {ir, inputs?, options?:{run_id?, trace_id?, allow_shell?}}
       -> {run_id, trace_id}
-      The flow is checked before the answer; the run then waits for a slot
-      (status pending) and runs (running). run_id: 1-128 of [A-Za-z0-9._:-],
-      default $TRACE_MIND_RUN_ID for the first run, else a random UUID.
-      trace_id (UUID): default $TRACE_MIND_TRACE_ID, else random.
-      allow_shell:true is refused (-32602): the sandbox has no shell.
+      The IR is checked (1001 version, 1003 schema and rules, 1002 step
+      kinds) and the inputs against a JSON Schema inputs_schema (1003)
+      before the answer; the run then waits for a slot (status pending) and
+      runs (running). run_id: 1-128 of [A-Za-z0-9._:-], default
+      $TRACE_MIND_RUN_ID for the first run, else a random UUID. trace_id
+      (UUID, dashes optional): default $TRACE_MIND_TRACE_ID, else random.
+      allow_shell is accepted either way: no step kind here uses a shell.
   Runtime.Poll {run_id, since?}
-      -> {run_id, trace_id, status: pending|running|completed|failed|cancelled,
-          events, last_seq, summary:{steps_total, steps_succeeded, steps_failed,
-          steps_skipped, attempts, outputs:{step_id: output}, started_at,
-          finished_at, duration_ms}, error?}
+      -> {status: pending|running|completed|failed, events,
+          summary:{completed_steps, failed_steps, skipped_steps, total_steps,
+          attempts, outputs:{step_id: output}, started_at, finished_at,
+          duration_ms}, run_id, trace_id, last_seq, error?, metadata}
       events are those with seq > since (default 0: all); pass last_seq as
-      the next since. A failed run has error {code:2001, message,
-      data:{step_id, attempt, retriable, reason, result?}}; reason is
-      step_failed, step_timeout, flow_timeout or input_unresolved.
-  Runtime.Cancel {run_id} -> {run_id, status, cancelled}
-      Answers once the run has stopped; cancelled is false when it had
-      already finished.
-  Runtime.Health -> {status:"ok", version, runs_active, runs_pending,
-                     runs_running, runs_retained}
+      the next since. A failed run has error {code, message, data:{step_id,
+      attempt, retriable, details:{reason, cause?, result?}}}: 2001 when a
+      step failed (reason step_failed, step_timeout or unresolved_reference),
+      3001 with cause "Timeout" when the flow timed out, 3001 with cause
+      "Cancelled" when it was cancelled.
+  Runtime.Cancel {run_id} -> {ok:true, run_id, status, cancelled}
+      Answers once the run has stopped (status failed); cancelled is false
+      when it had already finished.
+  Runtime.Health -> {ok:true, details:{version, runs_active, runs_pending,
+                     runs_running, runs_retained}}
 
-Events: {seq, type:"log", ts, level, message, step_id?} and
-  {seq, type:"step", ts, step_id, kind, status: started|succeeded|failed|skipped,
-   attempt, retriable?, will_retry?, message?, duration_ms?, result?}
-  with RFC 3339 UTC timestamps; an action step's result is its audited
-  verdict (status, reason_codes, digests, fuel_used...).
+Events (REP section 7): {type:"log", timestamp, seq, level, message, step_id?}
+  and {type:"step", timestamp, seq, step_id, state: started|succeeded|failed,
+  kind, attempt, retriable?, will_retry?, message?, duration_ms?, result?};
+  timestamps are RFC 3339 UTC with milliseconds; an action step's result is
+  its audited verdict. A node no edge leads to is reported by a log event.
 
-Flow IR 1.0.0: {version:"1.0.0", flow:{name, timeout_ms},
+Flow IR 1.0.0 (../shared/specs/tracemind-flow-ir): {version:"1.0.0",
+  flow:{name, timeout_ms}, constants:{policyRef, policy}, inputs_schema,
   graph:{nodes:[{id, type, with, timeout_ms, retry:{max, backoff_ms}}],
-         edges:[{from, to, on:"success"}]}}
-  Steps run one at a time in a topological order; a node with incoming edges
-  runs when one of them was taken, else it is skipped. A string in with that
-  is exactly "${inputs.PATH}" or "${steps.ID.output.PATH}" (ID an ancestor;
-  PATH dot-separated keys, numbers index arrays; both PATHs optional) is
-  replaced by that JSON value; other strings holding "${" are refused ("$${"
-  is a literal "${"). A "switch" node has with {"value": V} and edges
-  on "case:LABEL" and "default"; a string V matches its own text, any other
-  V its canonical JSON; no match and no default takes no edge.
+  edges:[{from, to, on:"success"|"failure", case?}]}, metadata:{generated_at,
+  source_file}}, checked against the spec's JSON Schema; unknown properties
+  are ignored where the schema allows them. Steps run one at a time in a
+  topological order; a node with incoming edges runs when one was taken.
+  "failure" edges are taken when their source fails for good (after its
+  retries), and the run goes on. A "switch" node has with {key_from: REF,
+  cases:{VALUE: NODE}, default: VALUE} and takes its edges whose case is
+  the key's value, else the default's. References, whole strings of with:
+  $input.PATH, $step.ID.PATH, $.vars.ID.PATH, $.inputs.PATH,
+  $constants.PATH, and ${inputs.PATH}, ${steps.ID.output.PATH},
+  ${constants.PATH}; one that cannot be resolved fails the step. A step of
+  type "policy.*" also gets the IR's constants as its input's "constants".
+  inputs_schema validates the inputs when it is a JSON Schema; otherwise
+  (TraceMind's {NAME: {type}} metadata) it is passed through.
   A step that FAILED, or was BLOCKED with only EXECUTOR_TIMEOUT, or exceeded
-  its timeout_ms, is retried up to retry.max times (<= 10) after backoff_ms;
-  other BLOCKED verdicts (governance, limits, fuel, audit) are not retried.
-  flow.timeout_ms (default $TRACE_MIND_ENGINE_TIMEOUT ms, else none) caps a
-  run from its first step.
+  its timeout_ms, is retried up to retry.max times after backoff_ms; other
+  BLOCKED verdicts (governance, limits, fuel, audit) are not retried.
+  $TRACE_MIND_ENGINE_TIMEOUT (seconds) caps every run; TRACE_MIND_LOG_JSON=1
+  writes the log on stderr as JSON lines.
 
-Errors: 3001 not JSON (id null); -32600 invalid request (also a line over
-  4 MiB); -32601 unknown method; -32602 invalid params (unknown fields too);
-  -32603 internal; 1001 IR version; 1002 unknown step kind (data {step_id,
-  type}); 1003 flow schema (ids, edges, cycles, references); 2001 step failed
-  (in Poll); 3002 unknown run id. Requests are answered in order; a batch
-  (JSON array) with an array; notifications (no id) and blank lines not at
-  all. The latest 1000 finished runs are kept for Poll.
+Errors: 1001 IR version; 1002 unknown step kind; 1003 IR schema or rules,
+  or inputs (data.details {in, pointer}); 2001 step failed (in Poll); 3001
+  not JSON, not a JSON-RPC 2.0 request, or a line over 4 MiB (id null when
+  unknown); 3002 the runtime failed; -32601 unknown method; -32602 invalid
+  params (unknown fields, an unknown run id). Requests are answered in
+  order; a batch (JSON array) with an array; notifications (no id) and
+  blank lines not at all. The latest 1000 finished runs are kept for Poll.
 
 Flags:
 `
@@ -122,6 +134,9 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 		return e.fail("rep", usagef("--engine: %v", err))
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+	if defaults.logJSON {
+		logger = slog.New(slog.NewJSONHandler(e.stderr, nil))
+	}
 
 	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(*cache)))
 	if err != nil {
@@ -147,12 +162,12 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	defer sink.Close()
 
 	srv, err := jsonrpc.NewServer(jsonrpc.Config{
-		Pipeline:           pipeline.New(reg, sink),
-		Concurrency:        *concurrency,
-		DefaultRunID:       defaults.runID,
-		DefaultTraceID:     defaults.traceID,
-		DefaultFlowTimeout: defaults.flowTimeout,
-		Logger:             logger,
+		Pipeline:       pipeline.New(reg, sink),
+		Concurrency:    *concurrency,
+		DefaultRunID:   defaults.runID,
+		DefaultTraceID: defaults.traceID,
+		FlowTimeoutCap: defaults.flowTimeout,
+		Logger:         logger,
 	})
 	if err != nil {
 		return e.fail("rep", usagef("TRACE_MIND_RUN_ID or TRACE_MIND_TRACE_ID: %v", err))
@@ -171,24 +186,35 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	return exitSuccess
 }
 
-// repDefaults are the defaults a parent process passes through the
-// environment.
+// repDefaults are what the orchestrator passes through the environment
+// (REP section 8).
 type repDefaults struct {
 	runID, traceID string
 	flowTimeout    time.Duration
+	logJSON        bool
 }
 
-// repEnvironment reads TRACE_MIND_RUN_ID, TRACE_MIND_TRACE_ID and
-// TRACE_MIND_ENGINE_TIMEOUT (milliseconds). A value that is set but unusable
-// is a usage error rather than silently ignored.
+// repEnvironment reads TRACE_MIND_RUN_ID, TRACE_MIND_TRACE_ID,
+// TRACE_MIND_ENGINE_TIMEOUT (seconds, as REP says; a fraction is allowed)
+// and TRACE_MIND_LOG_JSON ("1": JSON log lines, on stderr since stdout
+// carries the protocol). TRACE_MIND_ALLOW_SHELL is not read: no step kind
+// uses a shell. A value that is set but unusable is a usage error rather
+// than silently ignored.
 func repEnvironment() (repDefaults, error) {
 	d := repDefaults{runID: os.Getenv("TRACE_MIND_RUN_ID"), traceID: os.Getenv("TRACE_MIND_TRACE_ID")}
 	if v := os.Getenv("TRACE_MIND_ENGINE_TIMEOUT"); v != "" {
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || ms <= 0 {
-			return d, usagef("TRACE_MIND_ENGINE_TIMEOUT must be a positive number of milliseconds, not %q", v)
+		sec, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(sec > 0) || sec > float64(math.MaxInt64/int64(time.Second)) {
+			return d, usagef("TRACE_MIND_ENGINE_TIMEOUT must be a positive number of seconds, not %q", v)
 		}
-		d.flowTimeout = time.Duration(ms) * time.Millisecond
+		d.flowTimeout = time.Duration(sec * float64(time.Second))
+	}
+	switch v := os.Getenv("TRACE_MIND_LOG_JSON"); v {
+	case "", "0":
+	case "1":
+		d.logJSON = true
+	default:
+		return d, usagef(`TRACE_MIND_LOG_JSON must be "0" or "1", not %q`, v)
 	}
 	return d, nil
 }

@@ -33,11 +33,13 @@ type capabilitiesParams struct {
 	StepKinds []string `json:"step_kinds"`
 }
 
+// capabilitiesResult holds REP's fields (version, step_kinds,
+// limits.concurrency) first, then this runtime's.
 type capabilitiesResult struct {
 	Version   string       `json:"version"`
-	IRVersion string       `json:"ir_version"`
 	StepKinds []string     `json:"step_kinds"`
 	Limits    limitsResult `json:"limits"`
+	IRVersion string       `json:"ir_version"`
 	// Compatible: the client's version is of this runtime's line and every
 	// step kind it named is available.
 	Compatible       bool     `json:"compatible"`
@@ -46,9 +48,6 @@ type capabilitiesResult struct {
 
 type limitsResult struct {
 	Concurrency     int `json:"concurrency"`
-	MaxSteps        int `json:"max_steps"`
-	MaxRetries      int `json:"max_retries"`
-	MaxBackoffMs    int `json:"max_backoff_ms"`
 	MaxRequestBytes int `json:"max_request_bytes"`
 }
 
@@ -70,15 +69,12 @@ func (s *Server) capabilities(p json.RawMessage) (any, *rpcError) {
 	}
 	return capabilitiesResult{
 		Version:   ProtocolVersion,
-		IRVersion: flow.Version,
 		StepKinds: s.stepKinds,
 		Limits: limitsResult{
 			Concurrency:     s.cfg.Concurrency,
-			MaxSteps:        flow.MaxNodes,
-			MaxRetries:      flow.MaxRetries,
-			MaxBackoffMs:    flow.MaxBackoffMs,
 			MaxRequestBytes: s.cfg.MaxRequestBytes,
 		},
+		IRVersion:        flow.Version,
 		Compatible:       len(missing) == 0,
 		MissingStepKinds: missing,
 	}, nil
@@ -121,9 +117,12 @@ type startRunParams struct {
 	IR      json.RawMessage `json:"ir"`
 	Inputs  json.RawMessage `json:"inputs"`
 	Options struct {
-		RunID      string `json:"run_id"`
-		TraceID    string `json:"trace_id"`
-		AllowShell bool   `json:"allow_shell"`
+		RunID   string `json:"run_id"`
+		TraceID string `json:"trace_id"`
+		// AllowShell is the orchestrator's policy: a permission, which no
+		// step kind of this runtime uses (executors run in a sandbox
+		// without a shell), so either value is accepted.
+		AllowShell bool `json:"allow_shell"`
 	} `json:"options"`
 }
 
@@ -138,12 +137,11 @@ func (s *Server) startRun(p json.RawMessage) (any, *rpcError) {
 		return nil, err
 	}
 	opts := params.Options
+	traceID, traceOK := normalizeUUID(opts.TraceID)
 	switch {
 	case len(params.IR) == 0 || string(params.IR) == "null":
 		return nil, errorf(CodeInvalidParams, "ir is required: a Flow IR %s document", flow.Version)
-	case opts.AllowShell:
-		return nil, errorf(CodeInvalidParams, "allow_shell is not supported: executors run in a sandbox that has no shell")
-	case opts.TraceID != "" && !uuidPattern.MatchString(opts.TraceID):
+	case opts.TraceID != "" && !traceOK:
 		return nil, errorf(CodeInvalidParams, "options.trace_id %q is not a UUID", opts.TraceID)
 	case opts.RunID != "" && !runIDPattern.MatchString(opts.RunID):
 		return nil, errorf(CodeInvalidParams, "options.run_id %q must be 1 to 128 of [A-Za-z0-9._:-]", opts.RunID)
@@ -159,7 +157,9 @@ func (s *Server) startRun(p json.RawMessage) (any, *rpcError) {
 	if err != nil {
 		return nil, flowError(err)
 	}
-	traceID := opts.TraceID
+	if err := f.CheckInputs(inputs); err != nil {
+		return nil, flowError(err)
+	}
 	if traceID == "" {
 		traceID = s.cfg.DefaultTraceID
 	}
@@ -181,30 +181,44 @@ func (s *Server) startRun(p json.RawMessage) (any, *rpcError) {
 	if _, taken := s.runs[id]; taken {
 		return nil, errorf(CodeInvalidParams, "run id %q is already in use", id)
 	}
-	s.start(&run{id: id, traceID: strings.ToLower(traceID), flow: f, inputs: inputs})
-	return startRunResult{RunID: id, TraceID: strings.ToLower(traceID)}, nil
+	s.start(&run{id: id, traceID: traceID, flow: f, inputs: inputs})
+	return startRunResult{RunID: id, TraceID: traceID}, nil
 }
 
-// flowError maps a refused flow to its protocol error.
+// errorData is the data of REP's error classes (§6): {step_id, attempt,
+// retriable, details}.
+type errorData struct {
+	StepID    string `json:"step_id,omitempty"`
+	Attempt   int    `json:"attempt"`
+	Retriable bool   `json:"retriable"`
+	Details   any    `json:"details,omitempty"`
+}
+
+// flowError maps a refused flow (or refused inputs) to its REP error.
 func flowError(err error) *rpcError {
 	var fe *flow.Error
 	if !errors.As(err, &fe) {
-		return errorf(CodeInternalError, "%v", err)
+		return errorf(CodeInternal, "%v", err)
 	}
+	details := map[string]any{"pointer": fe.Pointer}
+	code := CodeSchema
 	switch {
 	case errors.Is(err, flow.ErrVersion):
-		e := errorf(CodeIRVersion, "%s", fe.Msg)
-		e.Data = map[string]string{"supported": flow.Version}
-		return e
+		code = CodeIRVersion
+		details["expected"], details["received"] = flow.Version, fe.Received
 	case errors.Is(err, flow.ErrUnknownStepKind):
-		e := errorf(CodeUnknownStepKind, "%s", fe.Msg)
-		e.Data = map[string]string{"step_id": fe.StepID, "type": fe.Type}
-		return e
+		code = CodeUnknownStepKind
+		details["type"] = fe.Type
+	case errors.Is(err, flow.ErrInputs):
+		details["in"] = "inputs"
+	default:
+		details["in"] = "ir"
 	}
-	e := errorf(CodeSchema, "%s", fe.Msg)
-	if fe.StepID != "" {
-		e.Data = map[string]string{"step_id": fe.StepID}
+	if len(fe.Violations) > 0 {
+		details["errors"] = fe.Violations
 	}
+	e := errorf(code, "%s", fe.Msg)
+	e.Data = errorData{StepID: fe.StepID, Details: details}
 	return e
 }
 
@@ -229,10 +243,13 @@ func (s *Server) poll(p json.RawMessage) (any, *rpcError) {
 	return r.snapshot(params.Since), nil
 }
 
+// cancelResult is REP's {ok: true} (§5.4) and what became of the run.
 type cancelResult struct {
+	OK     bool        `json:"ok"`
 	RunID  string      `json:"run_id"`
 	Status flow.Status `json:"status"`
-	// Cancelled says whether this call stopped the run.
+	// Cancelled says whether this call stopped the run (false when it had
+	// already finished: REP accepts ok true then).
 	Cancelled bool `json:"cancelled"`
 }
 
@@ -248,20 +265,24 @@ func (s *Server) cancelRun(ctx context.Context, p json.RawMessage) (any, *rpcErr
 		return nil, rerr
 	}
 	if st := r.currentStatus(); st.Finished() {
-		return cancelResult{RunID: r.id, Status: st}, nil
+		return cancelResult{OK: true, RunID: r.id, Status: st}, nil
 	}
 	r.cancel(errCancelled)
 	select {
 	case <-r.done:
 	case <-ctx.Done():
-		return nil, errorf(CodeInternalError, "the runtime is shutting down: %v", ctx.Err())
+		return nil, errorf(CodeInternal, "the runtime is shutting down: %v", ctx.Err())
 	}
-	st := r.currentStatus()
-	return cancelResult{RunID: r.id, Status: st, Cancelled: st == flow.StatusCancelled}, nil
+	return cancelResult{OK: true, RunID: r.id, Status: r.currentStatus(), Cancelled: r.wasCancelled()}, nil
 }
 
+// healthResult is REP's {ok: true, details: {...}} (§5.5).
 type healthResult struct {
-	Status       string `json:"status"`
+	OK      bool          `json:"ok"`
+	Details healthDetails `json:"details"`
+}
+
+type healthDetails struct {
 	Version      string `json:"version"`
 	RunsActive   int    `json:"runs_active"`
 	RunsPending  int    `json:"runs_pending"`
@@ -273,23 +294,24 @@ func (s *Server) health(p json.RawMessage) (any, *rpcError) {
 	if err := decodeParams(p, &struct{}{}); err != nil {
 		return nil, err
 	}
-	res := healthResult{Status: "ok", Version: ProtocolVersion}
+	res := healthResult{OK: true, Details: healthDetails{Version: ProtocolVersion}}
 	s.mu.Lock()
 	runs := make([]*run, 0, len(s.runs))
 	for _, r := range s.runs {
 		runs = append(runs, r)
 	}
 	s.mu.Unlock()
+	d := &res.Details
 	for _, r := range runs {
 		switch r.currentStatus() {
 		case flow.StatusPending:
-			res.RunsPending++
+			d.RunsPending++
 		case flow.StatusRunning:
-			res.RunsRunning++
+			d.RunsRunning++
 		default:
-			res.RunsRetained++
+			d.RunsRetained++
 		}
 	}
-	res.RunsActive = res.RunsPending + res.RunsRunning
+	d.RunsActive = d.RunsPending + d.RunsRunning
 	return res, nil
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // errCancelled is the cause of a run stopped by Runtime.Cancel.
-var errCancelled = errors.New("cancelled by Runtime.Cancel")
+var errCancelled = errors.New("Runtime.Cancel")
 
 // run is one execution of a flow and everything a poll reports about it.
 type run struct {
@@ -61,17 +61,21 @@ func (r *run) currentStatus() flow.Status {
 	return r.status
 }
 
-// pollResult is the answer to Runtime.Poll.
+// pollResult is the answer to Runtime.Poll: REP's status, events and
+// summary (§5.3), then this runtime's.
 type pollResult struct {
-	RunID   string       `json:"run_id"`
-	TraceID string       `json:"trace_id"`
 	Status  flow.Status  `json:"status"`
 	Events  []flow.Event `json:"events"`
+	Summary summaryJSON  `json:"summary"`
+	RunID   string       `json:"run_id"`
+	TraceID string       `json:"trace_id"`
 	// LastSeq is the seq of the run's latest event: the since of the next
 	// poll.
-	LastSeq int         `json:"last_seq"`
-	Summary summaryJSON `json:"summary"`
-	Error   *rpcError   `json:"error,omitempty"`
+	LastSeq int `json:"last_seq"`
+	// Error says why a failed run failed.
+	Error *rpcError `json:"error,omitempty"`
+	// Metadata is the IR's metadata, kept on the run.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 type summaryJSON struct {
@@ -86,14 +90,14 @@ type summaryJSON struct {
 func (r *run) snapshot(since int) pollResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res := pollResult{RunID: r.id, TraceID: r.traceID, Status: r.status, LastSeq: len(r.events), Events: []flow.Event{}}
+	res := pollResult{RunID: r.id, TraceID: r.traceID, Status: r.status, LastSeq: len(r.events), Events: []flow.Event{}, Metadata: r.flow.Metadata()}
 	if since < len(r.events) {
 		res.Events = slices.Clone(r.events[since:])
 	}
 	res.Summary.Summary = r.summary
 	res.Summary.Outputs = maps.Clone(r.summary.Outputs)
 	if !r.started.IsZero() {
-		res.Summary.StartedAt = r.started.UTC().Format(time.RFC3339Nano)
+		res.Summary.StartedAt = r.started.UTC().Format(flow.TimestampFormat)
 		end := time.Now()
 		if !r.finished.IsZero() {
 			end = r.finished
@@ -101,7 +105,7 @@ func (r *run) snapshot(since int) pollResult {
 		res.Summary.DurationMs = end.Sub(r.started).Milliseconds()
 	}
 	if !r.finished.IsZero() {
-		res.Summary.FinishedAt = r.finished.UTC().Format(time.RFC3339Nano)
+		res.Summary.FinishedAt = r.finished.UTC().Format(flow.TimestampFormat)
 	}
 	if r.failure != nil {
 		res.Error = failureError(r.failure)
@@ -109,8 +113,31 @@ func (r *run) snapshot(since int) pollResult {
 	return res
 }
 
+// wasCancelled reports whether the run ended cancelled.
+func (r *run) wasCancelled() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failure != nil && r.failure.Reason == flow.ReasonCancelled
+}
+
+// failureError is a failed run's error: 2001 for a step that failed; 3001
+// with the cause REP §10 gives a timeout ("Timeout") for a flow that timed
+// out, and likewise ("Cancelled") for a cancelled run, which is no step's
+// failure either.
 func failureError(f *flow.Failure) *rpcError {
-	return &rpcError{Code: CodeStepFailed, Message: f.Message, Data: f}
+	code := CodeStepFailed
+	details := map[string]any{"reason": f.Reason}
+	switch f.Reason {
+	case flow.ReasonFlowTimeout:
+		code, details["cause"] = CodeTransport, "Timeout"
+	case flow.ReasonCancelled:
+		code, details["cause"] = CodeTransport, "Cancelled"
+	}
+	if f.Result != nil {
+		details["result"] = f.Result
+	}
+	return &rpcError{Code: code, Message: f.Message,
+		Data: errorData{StepID: f.StepID, Attempt: f.Attempt, Retriable: f.Retriable, Details: details}}
 }
 
 // start registers a run and launches it; it waits for a slot in the
@@ -135,15 +162,15 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		r.setRunning()
 		log.Info("run started", "flow", r.flow.Name(), "steps", r.flow.Steps())
 		res = r.flow.Execute(ctx, flow.ExecConfig{
-			Inputs:         r.inputs,
-			Step:           s.step(r.traceID),
-			Emit:           r.emit,
-			DefaultTimeout: s.cfg.DefaultFlowTimeout,
+			Inputs:     r.inputs,
+			Step:       s.step(r.traceID),
+			Emit:       r.emit,
+			TimeoutCap: s.cfg.FlowTimeoutCap,
 		})
 		<-s.slots
 	} else {
-		res = flow.Result{Status: flow.StatusCancelled}
-		r.emit(flow.Event{Type: flow.EventLog, Level: "warn", Ts: now(), Message: "run cancelled before it started"})
+		res = flow.Cancelled(context.Cause(ctx))
+		r.emit(flow.Event{Type: flow.EventLog, Level: "error", Timestamp: flow.Now(), Message: "run failed before it started: " + res.Failure.Message})
 	}
 	s.retire(r, res)
 	attrs := []any{"status", res.Status}
@@ -193,7 +220,9 @@ func (s *Server) lookup(id string) (*run, *rpcError) {
 	defer s.mu.Unlock()
 	r, ok := s.runs[id]
 	if !ok {
-		e := errorf(CodeUnknownRun, "unknown run id %q", id)
+		// A parameter error: REP keeps 3001 and 3002 for the runtime's own
+		// failures, on which clients give up the connection.
+		e := errorf(CodeInvalidParams, "unknown run id %q", id)
 		e.Data = map[string]string{"run_id": id}
 		return nil, e
 	}
@@ -239,5 +268,3 @@ func retriable(res pipeline.ActionResult) bool {
 	}
 	return len(res.ReasonCodes) == 1 && res.ReasonCodes[0] == pipeline.ExecutorTimeout
 }
-
-func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }

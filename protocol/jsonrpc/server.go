@@ -1,42 +1,47 @@
-// Package jsonrpc serves the JSON-RPC 2.0 runtime protocol v0.1 over a
-// stream (wasmgate rep: stdio): one request per line in, one response per
-// line out. Clients start runs of Flow IR 1.0.0 flows (package flow), poll
-// their events and cancel them; every action step of a run is one call
-// through the governed pipeline, audited with the run's trace id.
+// Package jsonrpc serves TraceMind's Runtime Execution Protocol (REP) v0.1:
+// JSON-RPC 2.0 over a stream (wasmgate rep: stdio), one request per line
+// in, one response per line out. Clients start runs of Flow IR 1.0.0 flows
+// (package flow), poll their events and cancel them; every action step of
+// a run is one call through the governed pipeline, audited with the run's
+// trace id.
 //
 // # Methods
 //
 //	Runtime.Capabilities {version?, step_kinds?}
-//	  -> {version:"0.1.0", ir_version:"1.0.0", step_kinds:[actions..., "switch"],
-//	      limits:{concurrency, max_steps, max_retries, max_backoff_ms, max_request_bytes},
+//	  -> {version:"0.1.0", step_kinds:[actions..., "switch"],
+//	      limits:{concurrency, max_request_bytes}, ir_version:"1.0.0",
 //	      compatible, missing_step_kinds}
 //	Runtime.StartRun {ir, inputs?, options?:{run_id?, trace_id?, allow_shell?}}
 //	  -> {run_id, trace_id}
 //	Runtime.Poll {run_id, since?}
-//	  -> {run_id, trace_id, status, events, last_seq, summary, error?}
-//	Runtime.Cancel {run_id} -> {run_id, status, cancelled}
-//	Runtime.Health -> {status:"ok", version, runs_active, runs_pending, runs_running, runs_retained}
+//	  -> {status, events, summary, run_id, trace_id, last_seq, error?, metadata}
+//	Runtime.Cancel {run_id} -> {ok:true, run_id, status, cancelled}
+//	Runtime.Health -> {ok:true, details:{version, runs_active, runs_pending, runs_running, runs_retained}}
 //
 // The handshake: a client may send its protocol version and the step kinds
-// its flows use. A version of another major (for 0.y.z, another minor) is
-// refused with -32602; otherwise compatible says whether every step kind is
-// available, and missing_step_kinds lists those that are not.
+// its flows use (REP sends {}). A version of another major (for 0.y.z,
+// another minor) is refused with -32602; otherwise compatible says whether
+// every step kind is available, and missing_step_kinds lists those that are
+// not.
 //
-// StartRun checks the whole flow before it answers (1001, 1002, 1003) and
-// returns at once; the run waits for one of the limits.concurrency slots
-// (status pending), then runs (running) until completed, failed or
-// cancelled. allow_shell:true is refused (-32602): executors run in a
-// sandbox without a shell, and a flow that asks for one would not get what
-// it expects. A run id is 1 to 128 of [A-Za-z0-9._:-]; without one, the
-// server's DefaultRunID (once), else a random UUID. The trace id is
-// options.trace_id, else DefaultTraceID, else a random UUID.
+// StartRun checks the whole flow, then the inputs against a JSON Schema
+// inputs_schema, before it answers (1001, 1002, 1003), and returns at once;
+// the run waits for one of the limits.concurrency slots (status pending),
+// then runs (running) until completed or failed: REP's four statuses. A
+// cancelled run ends failed. allow_shell is a permission no step kind here
+// uses: either value is accepted. A run id is 1 to 128 of [A-Za-z0-9._:-];
+// without one, the server's DefaultRunID (once), else a random UUID. The
+// trace id is options.trace_id (a UUID, with or without dashes), else
+// DefaultTraceID, else a random UUID.
 //
 // Poll returns the events with seq > since (default 0: all of them), so
 // that polling is repeatable and a lost response loses nothing; last_seq is
-// the since of the next poll. A failed run carries error {code: 2001,
-// message, data: {step_id, attempt, retriable, reason, result?}}.
-// Finished runs are kept for polling, up to RetainedRuns of them (the oldest
-// are forgotten first: 3002).
+// the since of the next poll. A failed run carries error {code, message,
+// data:{step_id, attempt, retriable, details:{reason, cause?, result?}}}:
+// 2001 when a step failed; 3001 with cause "Timeout" when the flow timed
+// out, as REP §10 words it, and with cause "Cancelled" when it was
+// cancelled. Finished runs are kept for polling, up to RetainedRuns of them
+// (the oldest are forgotten first).
 //
 // Cancel stops a pending or running run and answers once it has stopped;
 // cancelled says whether this call stopped it (false when it had already
@@ -44,16 +49,20 @@
 //
 // # Errors
 //
-//	3001   the line is not JSON (id null)
-//	-32600 not a request object, jsonrpc is not "2.0", bad method or id, a line over MaxRequestBytes
-//	-32601 unknown method
-//	-32602 invalid params (unknown fields, wrong types, allow_shell, a run id in use...)
-//	-32603 internal error
-//	1001   Flow IR version missing or not 1.0.0
-//	1002   a node type that is neither an action nor "switch" (data {step_id, type})
-//	1003   schema error (missing or duplicate ids, edges to unknown nodes, cycles, bad references)
+// REP's error objects carry data {step_id?, attempt, retriable, details}.
+//
+//	1001   Flow IR version missing or not 1.0.0 (details {expected, received, pointer})
+//	1002   a node type that is neither a step kind nor "switch" (details {type, pointer})
+//	1003   the IR does not match the Flow IR schema or the spec's rules, or the
+//	       inputs do not match a JSON Schema inputs_schema
+//	       (details {in: "ir"|"inputs", pointer, errors?})
 //	2001   a step failed (in Poll's error, not as a response error)
-//	3002   unknown run id (data {run_id})
+//	3001   the line is not JSON, or not a JSON-RPC 2.0 request (a protocol
+//	       mismatch), or longer than MaxRequestBytes (id null when unknown)
+//	3002   the runtime failed unexpectedly (a panic, a result it cannot encode)
+//	-32601 unknown method
+//	-32602 invalid params (unknown fields, wrong types, a run id in use, an
+//	       unknown run id...)
 //
 // Batches (a JSON array of requests) are answered with an array; requests
 // without an id are notifications and get no answer. Blank lines are
@@ -71,6 +80,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,18 +91,18 @@ import (
 // ProtocolVersion is the version of the runtime protocol served.
 const ProtocolVersion = "0.1.0"
 
-// Error codes.
+// Error codes: REP's (§6) and JSON-RPC's.
 const (
-	CodeParseError      = 3001
-	CodeInvalidRequest  = -32600
-	CodeMethodNotFound  = -32601
-	CodeInvalidParams   = -32602
-	CodeInternalError   = -32603
 	CodeIRVersion       = 1001
 	CodeUnknownStepKind = 1002
 	CodeSchema          = 1003
 	CodeStepFailed      = 2001
-	CodeUnknownRun      = 3002
+	// CodeTransport: broken transport, invalid JSON, protocol mismatch.
+	CodeTransport = 3001
+	// CodeInternal: the runtime panicked or failed unexpectedly.
+	CodeInternal       = 3002
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
 )
 
 // Defaults.
@@ -113,8 +123,9 @@ type Config struct {
 	DefaultRunID string
 	// DefaultTraceID (a UUID) is the trace id of runs that bring none.
 	DefaultTraceID string
-	// DefaultFlowTimeout caps runs whose flow sets no timeout_ms (0: none).
-	DefaultFlowTimeout time.Duration
+	// FlowTimeoutCap caps every run, whatever its flow.timeout_ms (0: no
+	// cap): the orchestrator's engine timeout.
+	FlowTimeoutCap time.Duration
 	// MaxRequestBytes bounds a request line (default 4 MiB).
 	MaxRequestBytes int
 	// RetainedRuns is how many finished runs are kept for polling (default
@@ -143,9 +154,22 @@ type Server struct {
 }
 
 var (
-	uuidPattern  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	uuidPattern  = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
 	runIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 )
+
+// normalizeUUID reads a UUID written with or without its dashes (Python's
+// uuid4().hex has none) and returns its canonical form: lowercase, dashed.
+func normalizeUUID(s string) (string, bool) {
+	if !uuidPattern.MatchString(s) {
+		return "", false
+	}
+	h := strings.ToLower(strings.ReplaceAll(s, "-", ""))
+	if len(h) != 32 {
+		return "", false
+	}
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
+}
 
 // NewServer checks cfg and returns a server.
 func NewServer(cfg Config) (*Server, error) {
@@ -154,12 +178,17 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, errors.New("jsonrpc: Config.Pipeline is required")
 	case cfg.Concurrency < 0:
 		return nil, fmt.Errorf("jsonrpc: concurrency must be positive, got %d", cfg.Concurrency)
-	case cfg.DefaultTraceID != "" && !uuidPattern.MatchString(cfg.DefaultTraceID):
-		return nil, fmt.Errorf("jsonrpc: default trace id %q is not a UUID", cfg.DefaultTraceID)
 	case cfg.DefaultRunID != "" && !runIDPattern.MatchString(cfg.DefaultRunID):
 		return nil, fmt.Errorf("jsonrpc: default run id %q must be 1 to 128 of [A-Za-z0-9._:-]", cfg.DefaultRunID)
-	case cfg.DefaultFlowTimeout < 0:
-		return nil, fmt.Errorf("jsonrpc: default flow timeout must not be negative")
+	case cfg.FlowTimeoutCap < 0:
+		return nil, fmt.Errorf("jsonrpc: the flow timeout cap must not be negative")
+	}
+	if cfg.DefaultTraceID != "" {
+		id, ok := normalizeUUID(cfg.DefaultTraceID)
+		if !ok {
+			return nil, fmt.Errorf("jsonrpc: default trace id %q is not a UUID", cfg.DefaultTraceID)
+		}
+		cfg.DefaultTraceID = id
 	}
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = DefaultConcurrency
@@ -313,7 +342,7 @@ var null = json.RawMessage("null")
 // handleLine answers one line: nil when there is nothing to answer.
 func (s *Server) handleLine(ctx context.Context, l line) []byte {
 	if l.tooLong {
-		return encodeResponse(&response{ID: null, Error: errorf(CodeInvalidRequest, "request line exceeds %d bytes", s.cfg.MaxRequestBytes)})
+		return encodeResponse(&response{ID: null, Error: errorf(CodeTransport, "request line exceeds %d bytes; it was not read", s.cfg.MaxRequestBytes)})
 	}
 	b := bytes.TrimSpace(l.b)
 	if len(b) == 0 {
@@ -322,7 +351,7 @@ func (s *Server) handleLine(ctx context.Context, l line) []byte {
 	if !json.Valid(b) {
 		var v any
 		err := json.Unmarshal(b, &v)
-		return encodeResponse(&response{ID: null, Error: errorf(CodeParseError, "parse error: %v", err)})
+		return encodeResponse(&response{ID: null, Error: errorf(CodeTransport, "invalid JSON: %v", err)})
 	}
 	if b[0] != '[' {
 		resp := s.handleMessage(ctx, b)
@@ -334,7 +363,7 @@ func (s *Server) handleLine(ctx context.Context, l line) []byte {
 	var batch []json.RawMessage
 	_ = json.Unmarshal(b, &batch)
 	if len(batch) == 0 {
-		return encodeResponse(&response{ID: null, Error: errorf(CodeInvalidRequest, "empty batch")})
+		return encodeResponse(&response{ID: null, Error: errorf(CodeTransport, "protocol mismatch: an empty batch")})
 	}
 	var resps []*response
 	for _, m := range batch {
@@ -363,14 +392,25 @@ func marshal(v any) []byte {
 	if err := enc.Encode(v); err != nil {
 		// Only a result that cannot be encoded gets here.
 		b.Reset()
-		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%q}}`, CodeInternalError, "encoding the response: "+err.Error())
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%q}}`, CodeInternal, "encoding the response: "+err.Error())
 	}
 	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
-// handleMessage answers one request object: nil for a notification.
-func (s *Server) handleMessage(ctx context.Context, raw json.RawMessage) *response {
+// handleMessage answers one request object: nil for a notification. A
+// panic while handling it is answered 3002 (REP: "Runtime panicked"), and
+// the session goes on.
+func (s *Server) handleMessage(ctx context.Context, raw json.RawMessage) (resp *response) {
 	req, rerr := parseRequest(raw)
+	defer func() {
+		if p := recover(); p != nil {
+			s.cfg.Logger.Error("panic while handling a request", "method", req.Method, "panic", p)
+			resp = nil
+			if !req.notification {
+				resp = &response{ID: req.ID, Error: errorf(CodeInternal, "runtime panicked handling %s: %v", req.Method, p)}
+			}
+		}
+	}()
 	if rerr != nil && req.notification && rerr.Code == CodeInvalidParams {
 		return nil // a notification is never answered, even when wrong
 	}
@@ -397,7 +437,7 @@ func parseRequest(raw json.RawMessage) (request, *rpcError) {
 	var req request
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return req, errorf(CodeInvalidRequest, "a request is a JSON object")
+		return req, errorf(CodeTransport, "protocol mismatch: a request is a JSON-RPC 2.0 request object")
 	}
 	id, hasID := m["id"]
 	if hasID {
@@ -405,17 +445,17 @@ func parseRequest(raw json.RawMessage) (request, *rpcError) {
 		case t == '"' || t == '-' || (t >= '0' && t <= '9') || string(id) == "null":
 			req.ID = id
 		default:
-			return req, errorf(CodeInvalidRequest, "id must be a string, a number or null")
+			return req, errorf(CodeTransport, "protocol mismatch: id must be a number (or a string)")
 		}
 	} else {
 		req.notification = true
 	}
 	var version string
 	if err := json.Unmarshal(m["jsonrpc"], &version); err != nil || version != "2.0" {
-		return req, errorf(CodeInvalidRequest, `jsonrpc must be "2.0"`)
+		return req, errorf(CodeTransport, `protocol mismatch: jsonrpc must be "2.0"`)
 	}
 	if err := json.Unmarshal(m["method"], &req.Method); err != nil || req.Method == "" {
-		return req, errorf(CodeInvalidRequest, "method must be a non-empty string")
+		return req, errorf(CodeTransport, "protocol mismatch: method must be a non-empty string")
 	}
 	if p, ok := m["params"]; ok && string(p) != "null" {
 		if firstByte(p) != '{' {

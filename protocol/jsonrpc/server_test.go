@@ -147,7 +147,7 @@ func (s *session) finish(id string) map[string]any {
 	for {
 		p := s.result("Runtime.Poll", map[string]any{"run_id": id})
 		switch p["status"] {
-		case "completed", "failed", "cancelled":
+		case "completed", "failed":
 			return p
 		}
 		require.True(s.t, time.Now().Before(deadline), "run %s is still %s", id, p["status"])
@@ -155,8 +155,17 @@ func (s *session) finish(id string) map[string]any {
 	}
 }
 
-func oneStep(kind string, extra string) map[string]any {
-	return map[string]any{"ir": json.RawMessage(`{"version":"1.0.0","graph":{"nodes":[{"id":"a","type":"` + kind + `","with":{"x":1}` + extra + `}]}}`)}
+// irDoc is a Flow IR document with these nodes and edges.
+func irDoc(nodes, edges string) json.RawMessage {
+	return json.RawMessage(`{"version":"1.0.0","flow":{"name":"t","timeout_ms":0},"constants":{"policyRef":"p","policy":{}},` +
+		`"inputs_schema":{},"graph":{"nodes":` + nodes + `,"edges":` + edges + `},` +
+		`"metadata":{"generated_at":"2026-11-24T00:00:00Z","source_file":"t.wdl"}}`)
+}
+
+// oneStep is StartRun's params for a flow of one step of kind, retried
+// retries times.
+func oneStep(kind string, retries int) map[string]any {
+	return map[string]any{"ir": irDoc(fmt.Sprintf(`[{"id":"a","type":%q,"with":{"x":1},"timeout_ms":0,"retry":{"max":%d,"backoff_ms":1}}]`, kind, retries), `[]`)}
 }
 
 func TestRetriableVerdicts(t *testing.T) {
@@ -186,7 +195,7 @@ func TestRetriableVerdicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {
-			r := s.result("Runtime.StartRun", oneStep(tt.kind, `,"retry":{"max":2}`))
+			r := s.result("Runtime.StartRun", oneStep(tt.kind, 2))
 			p := s.finish(r["run_id"].(string))
 			require.Equal(t, "failed", p["status"])
 			e := p["error"].(map[string]any)
@@ -195,7 +204,9 @@ func TestRetriableVerdicts(t *testing.T) {
 			assert.Equal(t, "a", data["step_id"])
 			assert.Equal(t, tt.attempt, data["attempt"])
 			assert.Equal(t, tt.retriable, data["retriable"])
-			assert.Equal(t, tt.codes, data["result"].(map[string]any)["reason_codes"])
+			details := data["details"].(map[string]any)
+			assert.Equal(t, "step_failed", details["reason"])
+			assert.Equal(t, tt.codes, details["result"].(map[string]any)["reason_codes"])
 		})
 	}
 }
@@ -211,13 +222,13 @@ func (brokenSink) Close() error { return nil }
 func TestAuditFailureIsNotRetried(t *testing.T) {
 	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
 	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, brokenSink{})})
-	r := s.result("Runtime.StartRun", oneStep("act.echo", `,"retry":{"max":2}`))
+	r := s.result("Runtime.StartRun", oneStep("act.echo", 2))
 	p := s.finish(r["run_id"].(string))
 	require.Equal(t, "failed", p["status"])
 	data := p["error"].(map[string]any)["data"].(map[string]any)
 	assert.Equal(t, float64(1), data["attempt"])
 	assert.Equal(t, false, data["retriable"])
-	assert.Equal(t, []any{"AUDIT_LOG_FAILED"}, data["result"].(map[string]any)["reason_codes"])
+	assert.Equal(t, []any{"AUDIT_LOG_FAILED"}, data["details"].(map[string]any)["result"].(map[string]any)["reason_codes"])
 	// No output of a step whose record was not written.
 	assert.Equal(t, map[string]any{}, p["summary"].(map[string]any)["outputs"])
 }
@@ -234,12 +245,13 @@ func TestFlakyStepRecovers(t *testing.T) {
 	})
 	sink := audit.NewMemorySink()
 	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, sink)})
-	r := s.result("Runtime.StartRun", oneStep("act.flaky", `,"retry":{"max":1,"backoff_ms":1}`))
+	r := s.result("Runtime.StartRun", oneStep("act.flaky", 1))
 	p := s.finish(r["run_id"].(string))
 	require.Equal(t, "completed", p["status"])
 	sum := p["summary"].(map[string]any)
 	assert.Equal(t, float64(2), sum["attempts"])
-	assert.Equal(t, float64(0), sum["steps_failed"])
+	assert.Equal(t, float64(0), sum["failed_steps"])
+	assert.Equal(t, float64(1), sum["completed_steps"])
 	assert.Equal(t, map[string]any{"a": map[string]any{"x": float64(1)}}, sum["outputs"])
 	var statuses []string
 	for _, rec := range sink.Records() {
@@ -255,7 +267,7 @@ func TestRequestLines(t *testing.T) {
 	s.write(`{"jsonrpc":"2.0","id":1,"method":"Runtime.Health","params":{"pad":"` + strings.Repeat("x", 200) + `"}}`)
 	m := s.next()
 	assert.Nil(t, m["id"])
-	assert.Equal(t, map[string]any{"code": float64(-32600), "message": "request line exceeds 100 bytes"}, m["error"])
+	assert.Equal(t, map[string]any{"code": float64(3001), "message": "request line exceeds 100 bytes; it was not read"}, m["error"])
 	// The session goes on; CRLF line ends are accepted.
 	s.write("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"Runtime.Health\"}\r")
 	assert.Equal(t, float64(2), s.next()["id"])
@@ -271,17 +283,17 @@ func TestRetainedRuns(t *testing.T) {
 	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink()), RetainedRuns: 2})
 	var ids []string
 	for range 3 {
-		r := s.result("Runtime.StartRun", oneStep("act.echo", ""))
+		r := s.result("Runtime.StartRun", oneStep("act.echo", 0))
 		ids = append(ids, r["run_id"].(string))
 		s.finish(ids[len(ids)-1])
 	}
 	_, e := s.call("Runtime.Poll", map[string]any{"run_id": ids[0]})
-	assert.Equal(t, float64(3002), e["code"])
+	assert.Equal(t, float64(-32602), e["code"])
 	assert.Equal(t, "completed", s.finish(ids[1])["status"])
 	h := s.result("Runtime.Health", nil)
-	assert.Equal(t, float64(2), h["runs_retained"])
+	assert.Equal(t, float64(2), h["details"].(map[string]any)["runs_retained"])
 	// A forgotten run's id may be used again.
-	r := s.result("Runtime.StartRun", map[string]any{"ir": oneStep("act.echo", "")["ir"], "options": map[string]any{"run_id": ids[0]}})
+	r := s.result("Runtime.StartRun", map[string]any{"ir": oneStep("act.echo", 0)["ir"], "options": map[string]any{"run_id": ids[0]}})
 	assert.Equal(t, ids[0], r["run_id"])
 }
 
@@ -289,22 +301,22 @@ func TestDefaultRunID(t *testing.T) {
 	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
 	t.Run("first run without an id", func(t *testing.T) {
 		s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink()), DefaultRunID: "parent-run"})
-		assert.Equal(t, "parent-run", s.result("Runtime.StartRun", oneStep("act.echo", ""))["run_id"])
-		assert.NotEqual(t, "parent-run", s.result("Runtime.StartRun", oneStep("act.echo", ""))["run_id"])
+		assert.Equal(t, "parent-run", s.result("Runtime.StartRun", oneStep("act.echo", 0))["run_id"])
+		assert.NotEqual(t, "parent-run", s.result("Runtime.StartRun", oneStep("act.echo", 0))["run_id"])
 	})
 	t.Run("taken by the client", func(t *testing.T) {
 		s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink()), DefaultRunID: "parent-run"})
-		params := oneStep("act.echo", "")
+		params := oneStep("act.echo", 0)
 		params["options"] = map[string]any{"run_id": "parent-run"}
 		assert.Equal(t, "parent-run", s.result("Runtime.StartRun", params)["run_id"])
-		assert.NotEqual(t, "parent-run", s.result("Runtime.StartRun", oneStep("act.echo", ""))["run_id"])
+		assert.NotEqual(t, "parent-run", s.result("Runtime.StartRun", oneStep("act.echo", 0))["run_id"])
 	})
 }
 
 func TestNotificationStartsARun(t *testing.T) {
 	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
 	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink())})
-	s.write(`{"jsonrpc":"2.0","method":"Runtime.StartRun","params":{"ir":{"version":"1.0.0","graph":{"nodes":[{"id":"a","type":"act.echo"}]}},"options":{"run_id":"quiet"}}}`)
+	s.write(`{"jsonrpc":"2.0","method":"Runtime.StartRun","params":{"ir":` + string(oneStep("act.echo", 0)["ir"].(json.RawMessage)) + `,"options":{"run_id":"quiet"}}}`)
 	s.write(`{"jsonrpc":"2.0","method":"Runtime.StartRun","params":["wrong"]}`)
 	assert.Equal(t, "completed", s.finish("quiet")["status"])
 }
@@ -313,7 +325,7 @@ func TestServeCancelledStopsRuns(t *testing.T) {
 	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"hang": hang})
 	sink := audit.NewMemorySink()
 	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, sink)})
-	id := s.result("Runtime.StartRun", oneStep("act.hang", ""))["run_id"].(string)
+	id := s.result("Runtime.StartRun", oneStep("act.hang", 0))["run_id"].(string)
 	deadline := time.Now().Add(10 * time.Second)
 	// Once its step has started, the step is audited whatever happens.
 	for len(s.result("Runtime.Poll", map[string]any{"run_id": id})["events"].([]any)) < 2 {
@@ -354,7 +366,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	assert.Equal(t, float64(3), s.result("Runtime.Capabilities", nil)["limits"].(map[string]any)["concurrency"])
 	var ids []string
 	for range 12 {
-		ids = append(ids, s.result("Runtime.StartRun", oneStep("act.busy", ""))["run_id"].(string))
+		ids = append(ids, s.result("Runtime.StartRun", oneStep("act.busy", 0))["run_id"].(string))
 	}
 	for _, id := range ids {
 		assert.Equal(t, "completed", s.finish(id)["status"])
@@ -365,7 +377,7 @@ func TestConcurrencyLimit(t *testing.T) {
 func TestPollSince(t *testing.T) {
 	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
 	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink())})
-	id := s.result("Runtime.StartRun", oneStep("act.echo", ""))["run_id"].(string)
+	id := s.result("Runtime.StartRun", oneStep("act.echo", 0))["run_id"].(string)
 	all := s.finish(id)
 	events := all["events"].([]any)
 	last := all["last_seq"].(float64)
@@ -387,7 +399,7 @@ func TestNewServerRefuses(t *testing.T) {
 		{jsonrpc.Config{Pipeline: p, Concurrency: -1}, "concurrency must be positive"},
 		{jsonrpc.Config{Pipeline: p, DefaultTraceID: "x"}, `default trace id "x" is not a UUID`},
 		{jsonrpc.Config{Pipeline: p, DefaultRunID: "a b"}, `default run id "a b" must be`},
-		{jsonrpc.Config{Pipeline: p, DefaultFlowTimeout: -time.Second}, "default flow timeout must not be negative"},
+		{jsonrpc.Config{Pipeline: p, FlowTimeoutCap: -time.Second}, "the flow timeout cap must not be negative"},
 	} {
 		_, err := jsonrpc.NewServer(tt.cfg)
 		assert.ErrorContains(t, err, tt.msg)
@@ -406,22 +418,41 @@ func TestHammer(t *testing.T) {
 		if i%4 == 0 {
 			kind = "act.hang"
 		}
-		ids = append(ids, s.result("Runtime.StartRun", oneStep(kind, ""))["run_id"].(string))
+		ids = append(ids, s.result("Runtime.StartRun", oneStep(kind, 0))["run_id"].(string))
 		s.result("Runtime.Health", nil)
 	}
 	for i, id := range ids {
 		if i%4 == 0 {
 			r := s.result("Runtime.Cancel", map[string]any{"run_id": id})
-			assert.Equal(t, "cancelled", r["status"], fmt.Sprint(r))
+			assert.Equal(t, map[string]any{"ok": true, "run_id": id, "status": "failed", "cancelled": true}, r)
 		}
 	}
 	for i, id := range ids {
-		want := "completed"
+		p := s.finish(id)
 		if i%4 == 0 {
-			want = "cancelled"
+			assert.Equal(t, "failed", p["status"])
+			assert.Equal(t, float64(3001), p["error"].(map[string]any)["code"])
+		} else {
+			assert.Equal(t, "completed", p["status"])
 		}
-		assert.Equal(t, want, s.finish(id)["status"])
 	}
 	s.in.Close()
 	require.NoError(t, <-s.served)
+}
+
+func TestStartRunOptions(t *testing.T) {
+	reg := registry(t, map[string]func(context.Context, runtime.Input) (runtime.Outcome, error){"echo": echo})
+	sink := audit.NewMemorySink()
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, sink)})
+	// A trace id without dashes (Python's uuid4().hex) is read as the UUID
+	// it is; allow_shell, a permission no step uses, is accepted.
+	params := oneStep("act.echo", 0)
+	params["options"] = map[string]any{"trace_id": "0B5E7C4E8A434D0C9A556F1E1C2B3A4D", "allow_shell": true}
+	r := s.result("Runtime.StartRun", params)
+	assert.Equal(t, "0b5e7c4e-8a43-4d0c-9a55-6f1e1c2b3a4d", r["trace_id"])
+	assert.Equal(t, "completed", s.finish(r["run_id"].(string))["status"])
+	assert.Equal(t, "0b5e7c4e-8a43-4d0c-9a55-6f1e1c2b3a4d", sink.Records()[0].TraceID)
+	params["options"] = map[string]any{"trace_id": "0b5e7c4e8a434d0c9a556f1e1c2b3a4"}
+	_, e := s.call("Runtime.StartRun", params)
+	assert.Equal(t, float64(-32602), e["code"])
 }

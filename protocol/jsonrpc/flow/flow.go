@@ -156,8 +156,16 @@ type Violation struct {
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Kind }
 
+// schemaError is an ErrSchema whose message ends naming the pointer.
 func schemaError(pointer, stepID, format string, args ...any) *Error {
-	return &Error{Kind: ErrSchema, Pointer: pointer, StepID: stepID, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Kind: ErrSchema, Pointer: pointer, StepID: stepID, Msg: atPointer(fmt.Sprintf(format, args...), pointer)}
+}
+
+func atPointer(msg, pointer string) string {
+	if pointer == "" {
+		return msg
+	}
+	return fmt.Sprintf("%s (at %q)", msg, pointer)
 }
 
 // Flow is a checked flow. It is immutable: execute it any number of times,
@@ -308,7 +316,7 @@ func Parse(ir []byte, known func(kind string) bool) (*Flow, error) {
 	for _, n := range f.nodes {
 		if n.kind != SwitchKind && !known(n.kind) {
 			return nil, &Error{Kind: ErrUnknownStepKind, Pointer: fmt.Sprintf("/graph/nodes/%d/type", n.pos), StepID: n.id, Type: n.kind,
-				Msg: fmt.Sprintf("node %q: step kind %q is not supported by this runtime", n.id, n.kind)}
+				Msg: atPointer(fmt.Sprintf("node %q: step kind %q is not supported by this runtime", n.id, n.kind), fmt.Sprintf("/graph/nodes/%d/type", n.pos))}
 		}
 	}
 	return f, nil
@@ -371,8 +379,8 @@ func build(doc document, top map[string]any) (*Flow, error) {
 			n.sw, err = parseSwitch(n, with, at, byID, ids)
 		} else {
 			n.with, err = parseTemplate(with, at, ids)
-			if err != nil {
-				err = schemaError(err.(*Error).Pointer, n.id, "node %q: %s", n.id, err.(*Error).Msg)
+			if e, ok := err.(*Error); ok {
+				e.StepID, e.Msg = n.id, fmt.Sprintf("node %q: %s", n.id, e.Msg)
 			}
 		}
 		if err != nil {
@@ -442,7 +450,8 @@ func parseSwitch(n *node, with any, at string, byID map[string]*node, ids []stri
 	}
 	r, literal, err := parseString(keyFrom, at+"/key_from", ids)
 	if err != nil {
-		return fail(err.Pointer, "%s", err.Msg)
+		err.StepID, err.Msg = n.id, fmt.Sprintf("switch %q: %s", n.id, err.Msg)
+		return nil, err
 	}
 	if r == nil {
 		return fail(at+"/key_from", `with.key_from %q is not a reference: it must be one such as "$step.ID.PATH", "$.vars.ID.PATH" or "$input.PATH"`, literal)
@@ -542,16 +551,28 @@ func cycleError(nodes []*node, pending []int) *Error {
 			}
 		}
 	}
-	// walk follows edges backwards: reverse it into the cycle's order.
-	names := make([]string, 0, len(walk)+1)
+	// walk follows edges backwards: reverse it into the cycle's order, and
+	// start it at its earliest declared node.
+	cycle := make([]*node, 0, len(walk))
 	for i := len(walk) - 1; i >= 0; i-- {
-		names = append(names, walk[i].id)
+		cycle = append(cycle, walk[i])
+	}
+	first := 0
+	for i, n := range cycle {
+		if n.pos < cycle[first].pos {
+			first = i
+		}
+	}
+	cycle = append(cycle[first:], cycle[:first]...)
+	names := make([]string, 0, len(cycle)+1)
+	for _, n := range cycle {
+		names = append(names, n.id)
 	}
 	names = append(names, names[0])
-	// The first edge of the cycle in that order; a self-loop is its own.
-	from, to := walk[len(walk)-1], walk[0]
-	if len(walk) > 1 {
-		to = walk[len(walk)-2]
+	// The pointer is the cycle's first edge; a self-loop is its own.
+	from, to := cycle[0], cycle[0]
+	if len(cycle) > 1 {
+		to = cycle[1]
 	}
 	index := 0
 	for _, e := range from.out {

@@ -129,7 +129,7 @@ func TestParseRefuses(t *testing.T) {
 		{"an edge from nowhere", doc(list(a), list(edge("q", "a"))), flow.ErrSchema, "/graph/edges/0/from", `graph.edges[0]: from "q" is not a node id`, ""},
 		{"an edge to nowhere", doc(list(a), list(edge("a", "z"))), flow.ErrSchema, "/graph/edges/0/to", `graph.edges[0]: to "z" is not a node id`, ""},
 		{"a self loop", doc(list(a), list(edge("a", "a"))), flow.ErrSchema, "/graph/edges/0", "the graph has a cycle: a -> a", "a"},
-		{"a cycle", doc(list(a, b, node("c", "act.x", `{}`)), list(edge("a", "b"), edge("b", "c"), failEdge("c", "b"))), flow.ErrSchema, "/graph/edges/2", "the graph has a cycle: c -> b -> c; a flow is a directed acyclic graph", "c"},
+		{"a cycle", doc(list(a, b, node("c", "act.x", `{}`)), list(edge("a", "b"), edge("b", "c"), failEdge("c", "b"))), flow.ErrSchema, "/graph/edges/1", `the graph has a cycle: b -> c -> b; a flow is a directed acyclic graph (at "/graph/edges/1")`, "b"},
 		// What the runtime validates in with.
 		{"a switch without key_from", sw(`{"cases":{}}`, caseEdge("s", "a", "x")), flow.ErrSchema, "/graph/nodes/0/with/key_from", `switch "s": with.key_from must be a reference such as "$step.ID.PATH" or "$input.PATH", not missing`, "s"},
 		{"a key_from that is no reference", sw(`{"key_from":"decide.action"}`, caseEdge("s", "a", "x")), flow.ErrSchema, "/graph/nodes/0/with/key_from", `with.key_from "decide.action" is not a reference`, "s"},
