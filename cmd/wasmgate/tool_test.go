@@ -354,38 +354,43 @@ func startTool(t *testing.T, args ...string) (cmd *exec.Cmd, lines <-chan timedL
 // event while it computes, not at the end.
 func TestToolRunStreamsLogs(t *testing.T) {
 	t.Parallel()
-	// run is the arrival of the first log event and of the result.
-	run := func(rounds int) (firstLog, result time.Duration, types []string) {
+	// run returns when the first log event and the result arrived on the
+	// pipe, and how long the tool computed between them by its own clock
+	// (the events' ts, which it sets when it writes them).
+	run := func(rounds int) (firstLog, result, computed time.Duration, types []string) {
 		_, lines, wait := startTool(t, "tool", "run", "slow-logger", "--tools", protoTools, "--json",
 			"--input", fmt.Sprintf(`{"rounds":%d}`, rounds))
 		var all []string
+		var logTs, resultTs time.Time
 		for l := range lines {
 			var ev protoEvent
 			require.NoError(t, json.Unmarshal([]byte(l.line), &ev), l.line)
+			ts, err := time.Parse(time.RFC3339Nano, ev.Ts)
+			require.NoError(t, err)
 			types = append(types, ev.Type)
 			all = append(all, l.line)
 			switch {
 			case ev.Type == "log" && firstLog == 0:
-				firstLog = l.at
+				firstLog, logTs = l.at, ts
 			case ev.Type == "result":
-				result = l.at
+				result, resultTs = l.at, ts
 			}
 		}
 		require.Equal(t, 0, wait(), "%q", all)
-		return firstLog, result, types
+		return firstLog, result, resultTs.Sub(logTs), types
 	}
 	// The sandbox has no clock to wait on, so the tool computes for a
 	// number of rounds; a short run says how many take about two seconds
 	// on this machine.
 	const probe = 10
-	first, result, _ := run(probe)
-	perRound := (result - first) / probe
-	rounds := min(max(int(2*time.Second/max(perRound, time.Millisecond)), probe), 5000)
+	_, _, computed, _ := run(probe)
+	rounds := min(max(int(2*time.Second/max(computed/probe, time.Millisecond)), probe), 300)
 
-	first, result, types := run(rounds)
+	first, result, computed, types := run(rounds)
 	assert.Equal(t, []string{"started", "log", "log", "result"}, types)
+	require.GreaterOrEqual(t, computed, time.Second, "the tool computed for %d rounds", rounds)
 	assert.GreaterOrEqual(t, result-first, time.Second,
-		"the first log event (at %v) arrives while the tool computes, long before the result (at %v, %d rounds)", first, result, rounds)
+		"the first log event (at %v) arrives while the tool computes, long before the result (at %v)", first, result)
 }
 
 // childOf finds the process whose parent is pid (Linux: /proc).
