@@ -253,21 +253,21 @@ func (s *serving) diagnose(text string) {
 }
 
 // errorFor maps a result that is not SUCCESS to an error event. An
-// exception a JS tool threw is the tool's own error: its Error's code and
-// recoverable flag when it set them (recoverable by default), else
-// EXECUTOR_EXCEPTION, recoverable. A governance refusal keeps its reason
+// exception a JS tool threw is the tool's own error: an Error with a
+// string code gives that code, and its recoverable flag when that is a
+// boolean (else true); any other throw is EXECUTOR_EXCEPTION, recoverable. A governance refusal keeps its reason
 // code (the specific limit rather than LIMIT_EXCEEDED).
 func errorFor(res pipeline.ActionResult, thrown *jstool.Exception, timeout time.Duration) ErrorPayload {
 	if res.Status == pipeline.StatusFailed && thrown != nil {
-		recoverable := thrown.Recoverable == nil || *thrown.Recoverable
 		if thrown.Code != "" {
+			recoverable := thrown.Recoverable == nil || *thrown.Recoverable
 			return ErrorPayload{Code: thrown.Code, Message: thrown.Message, Recoverable: recoverable}
 		}
 		msg := thrown.Message
 		if thrown.Name != "" {
 			msg = thrown.Name + ": " + msg
 		}
-		return ErrorPayload{Code: string(pipeline.ExecutorException), Message: msg, Recoverable: recoverable}
+		return ErrorPayload{Code: string(pipeline.ExecutorException), Message: msg, Recoverable: true}
 	}
 	codes := res.ReasonCodes
 	has := func(c pipeline.ReasonCode) bool { return slices.Contains(codes, c) }

@@ -202,6 +202,8 @@ export function execute({ code, recoverable, bad }) {
 			`{"message":"PAT expired","code":"AUTH_FAILED","recoverable":false}`, true},
 		{"an Error with a code", `{"code":"AUTH_FAILED"}`, `"AUTH_FAILED"`,
 			`{"message":"PAT expired","code":"AUTH_FAILED","recoverable":true}`, true},
+		{"recoverable without a code is not the tool's to set", `{"code":7,"recoverable":false}`, "7",
+			`{"message":"Error: PAT expired","code":"EXECUTOR_EXCEPTION","recoverable":true}`, true},
 		{"any other throw", `{"bad":true}`, "null",
 			`{"message":"TypeError: cannot read property 'nope' of null","code":"EXECUTOR_EXCEPTION","recoverable":true}`, true},
 	} {
