@@ -88,8 +88,59 @@ expect 1 "$BIN" tool run pat-check --tools testdata/toolproto/tools --json --inp
 step "A TypeScript toolscript calling two registered executors, each call audited" "$BIN script testdata/scripts/combine.ts --config testdata/registry.json"
 expect 0 "$BIN" script testdata/scripts/combine.ts --config testdata/registry.json --audit "$AUDIT"
 
-step "The JSON-RPC runtime: handshake, a flow graph started, health" "$BIN rep --config testdata/registry.json < testdata/rep/example.jsonl"
-"$BIN" rep --config testdata/registry.json --audit "$AUDIT" < testdata/rep/example.jsonl 2>/dev/null | cut -c1-200
+# rep_session drives `wasmgate rep` as TraceMind's orchestrator does (REP
+# v0.1): Capabilities, StartRun with the plant-monitor IR that TraceMind's own
+# compiler emitted (testdata/rep, from ../shared/specs/tracemind-flow-ir),
+# then Poll until the run has finished; it insists on "completed".
+rep_session() {
+	local ir inputs line id=3 polls=0 wfd
+	ir=$(tr -d '\n' <testdata/rep/plant-monitor.ir.json)
+	inputs='{"endpoint":"opc.tcp://localhost:4840","nodes":["ns=2;i=2","ns=2;i=5001"]}'
+	coproc REP { "$BIN" rep --config testdata/rep/tracemind.json --audit "$AUDIT" 2>"$work/rep.stderr"; }
+	rep_call() {
+		printf '%s\n' "$1" >&"${REP[1]}"
+		IFS= read -r line <&"${REP[0]}" || { cat "$work/rep.stderr" >&2; echo "demo: wasmgate rep stopped answering" >&2; exit 1; }
+	}
+	rep_call '{"jsonrpc":"2.0","id":1,"method":"Runtime.Capabilities","params":{}}'
+	echo "-> Runtime.Capabilities"
+	echo "<- $line"
+	rep_call '{"jsonrpc":"2.0","id":2,"method":"Runtime.StartRun","params":{"ir":'"$ir"',"inputs":'"$inputs"',"options":{"run_id":"plant-monitor-1"}}}'
+	echo "-> Runtime.StartRun {ir: testdata/rep/plant-monitor.ir.json, inputs: $inputs}"
+	echo "<- $line"
+	while :; do
+		rep_call '{"jsonrpc":"2.0","id":'"$id"',"method":"Runtime.Poll","params":{"run_id":"plant-monitor-1"}}'
+		case $line in
+		*'"result":{"status":"completed"'*) break ;;
+		*'"result":{"status":"failed"'* | *'"error":'*)
+			echo "$line" >&2
+			echo "demo: the run did not complete" >&2
+			exit 1
+			;;
+		esac
+		polls=$((polls + 1))
+		if ((polls > 300)); then
+			echo "demo: the run is still going after 30 s" >&2
+			exit 1
+		fi
+		id=$((id + 1))
+		sleep 0.1
+	done
+	echo "-> Runtime.Poll {run_id: plant-monitor-1}"
+	if command -v jq >/dev/null 2>&1; then
+		echo "$line" | jq -c '.result | {status, summary: (.summary | {completed_steps, failed_steps, skipped_steps})}'
+		echo "$line" | jq -r '.result.events[] | select(.type == "step" and .state != "started") | "   \(.timestamp) step \(.step_id) (\(.kind)) \(.state)"'
+		echo "$line" | jq -c '.result.summary.outputs | {decide, when_0, write}'
+	else
+		echo "<- $(echo "$line" | cut -c1-400)"
+	fi
+	wfd=${REP[1]}
+	exec {wfd}>&-
+	wait "$REP_PID"
+	echo "(completed; exit 0)"
+}
+
+step "The JSON-RPC runtime (TraceMind REP v0.1): a flow compiled by TraceMind's own compiler runs to completed" "$BIN rep --config testdata/rep/tracemind.json   # Capabilities, StartRun plant-monitor.ir.json, Poll"
+rep_session
 
 step "Through a registry: action -> executor with version range and capabilities" "$BIN run --config testdata/registry.json --action text.upper --input '{\"text\":\"governed\"}'"
 expect 0 "$BIN" run --config testdata/registry.json --action text.upper --input '{"text":"governed"}' --audit "$AUDIT"

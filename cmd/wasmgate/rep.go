@@ -93,11 +93,12 @@ Flow IR 1.0.0 (../shared/specs/tracemind-flow-ir): {version:"1.0.0",
 
 Errors: 1001 IR version; 1002 unknown step kind; 1003 IR schema or rules,
   or inputs (data.details {in, pointer}); 2001 step failed (in Poll); 3001
-  not JSON, not a JSON-RPC 2.0 request, or a line over 4 MiB (id null when
-  unknown); 3002 the runtime failed; -32601 unknown method; -32602 invalid
-  params (unknown fields, an unknown run id). Requests are answered in
-  order; a batch (JSON array) with an array; notifications (no id) and
-  blank lines not at all. The latest 1000 finished runs are kept for Poll.
+  not JSON, not a JSON-RPC 2.0 request object (a batch too: REP's responses
+  are single objects), or a line over 4 MiB (id null when unknown); 3002
+  the runtime failed; -32601 unknown method; -32602 invalid params (unknown
+  fields, an unknown run id). Requests are answered in order, one response
+  object per line; notifications (no id) and blank lines not at all. The
+  latest 1000 finished runs are kept for Poll.
 
 Flags:
 `

@@ -1027,21 +1027,18 @@ func TestRepBrokenInput(t *testing.T) {
 		assert.Equal(t, 3001, r.Error.Code, line)
 	}
 
-	// A batch is answered with an array, in order, without notifications.
-	c.write(`[{"jsonrpc":"2.0","id":"a","method":"Runtime.Health"},{"jsonrpc":"2.0","method":"Runtime.Health"},1,{"jsonrpc":"2.0","id":"b","method":"Nope"}]`)
-	var batch []repResponse
-	require.NoError(t, json.Unmarshal([]byte(c.next()), &batch))
-	require.Len(t, batch, 3)
-	assert.Equal(t, `"a"`, string(batch[0].ID))
-	assert.Nil(t, batch[0].Error)
-	assert.Equal(t, "null", string(batch[1].ID))
-	assert.Equal(t, 3001, batch[1].Error.Code)
-	assert.Equal(t, `"b"`, string(batch[2].ID))
-	assert.Equal(t, -32601, batch[2].Error.Code)
+	// A batch is a protocol mismatch: REP's responses are single objects
+	// (§4), and none of its requests is run.
+	r = c.send(`[{"jsonrpc":"2.0","id":"a","method":"Runtime.StartRun","params":{"ir":` + string(repIR(repList(repNode("a", "math.sum", `{"numbers":[1]}`)), `[]`)) + `}}]`)
+	assert.Equal(t, "null", string(r.ID))
+	require.NotNil(t, r.Error)
+	assert.Equal(t, 3001, r.Error.Code)
+	assert.Equal(t, "protocol mismatch: a batch (a JSON array); REP v0.1 requests are single objects, one per line", r.Error.Message)
 
 	r = c.send(`{"jsonrpc":"2.0","id":2,"method":"Runtime.Health"}`)
 	assert.Equal(t, "2", string(r.ID))
 	assert.Nil(t, r.Error)
+	assert.Contains(t, string(r.Result), `"runs_active":0`, "the batch started no run")
 
 	// A last request cut off by the end of input is invalid JSON: 3001.
 	_, err := io.WriteString(c.stdin, `{"jsonrpc":"2.0","id":3,"method":"Runt`)

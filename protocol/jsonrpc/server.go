@@ -57,16 +57,18 @@
 //	       inputs do not match a JSON Schema inputs_schema
 //	       (details {in: "ir"|"inputs", pointer, errors?})
 //	2001   a step failed (in Poll's error, not as a response error)
-//	3001   the line is not JSON, or not a JSON-RPC 2.0 request (a protocol
-//	       mismatch), or longer than MaxRequestBytes (id null when unknown)
+//	3001   the line is not JSON, or not a JSON-RPC 2.0 request object (a
+//	       protocol mismatch: a batch too), or longer than MaxRequestBytes
+//	       (id null when unknown)
 //	3002   the runtime failed unexpectedly (a panic, a result it cannot encode)
 //	-32601 unknown method
 //	-32602 invalid params (unknown fields, wrong types, a run id in use, an
 //	       unknown run id...)
 //
-// Batches (a JSON array of requests) are answered with an array; requests
-// without an id are notifications and get no answer. Blank lines are
-// ignored.
+// A batch (a JSON array of requests) is a protocol mismatch: REP's
+// responses are single objects. Requests without an id are notifications
+// (REP does not use them): they are handled and get no answer. Blank lines
+// are ignored.
 package jsonrpc
 
 import (
@@ -353,31 +355,18 @@ func (s *Server) handleLine(ctx context.Context, l line) []byte {
 		err := json.Unmarshal(b, &v)
 		return encodeResponse(&response{ID: null, Error: errorf(CodeTransport, "invalid JSON: %v", err)})
 	}
-	if b[0] != '[' {
-		resp := s.handleMessage(ctx, b)
-		if resp == nil {
-			return nil
-		}
-		return encodeResponse(resp)
+	if b[0] == '[' {
+		// REP §4: "All responses must be single JSON objects", and
+		// requests and responses go in pairs: a JSON-RPC batch, whose
+		// answer is an array, has no place in it.
+		return encodeResponse(&response{ID: null, Error: errorf(CodeTransport,
+			"protocol mismatch: a batch (a JSON array); REP v0.1 requests are single objects, one per line")})
 	}
-	var batch []json.RawMessage
-	_ = json.Unmarshal(b, &batch)
-	if len(batch) == 0 {
-		return encodeResponse(&response{ID: null, Error: errorf(CodeTransport, "protocol mismatch: an empty batch")})
-	}
-	var resps []*response
-	for _, m := range batch {
-		if resp := s.handleMessage(ctx, m); resp != nil {
-			resps = append(resps, resp)
-		}
-	}
-	if len(resps) == 0 {
+	resp := s.handleMessage(ctx, b)
+	if resp == nil {
 		return nil
 	}
-	for _, r := range resps {
-		r.JSONRPC = "2.0"
-	}
-	return marshal(resps)
+	return encodeResponse(resp)
 }
 
 func encodeResponse(r *response) []byte {
