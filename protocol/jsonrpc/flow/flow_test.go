@@ -139,7 +139,7 @@ func TestParseRefuses(t *testing.T) {
 		{"a default that is no string", sw(`{"key_from":"$input.k","default":1}`, caseEdge("s", "a", "x")), flow.ErrSchema, "/graph/nodes/0/with/default", "with.default must be a case value (a string), not 1", "s"},
 		{"an empty path segment", doc(list(node("a", "act.x", `{"k":["$input..x"]}`)), `[]`), flow.ErrSchema, "/graph/nodes/0/with/k/0", `node "a": "$input..x" is a malformed reference: a path segment is empty`, "a"},
 		{"a step reference without an id", doc(list(node("a", "act.x", `{"k":"$step"}`)), `[]`), flow.ErrSchema, "/graph/nodes/0/with/k", `"$step" is a malformed reference: $step needs a step id`, "a"},
-		{"an unknown ${} root", doc(list(node("a", "act.x", `{"k":"${env.HOME}"}`)), `[]`), flow.ErrSchema, "/graph/nodes/0/with/k", `the ${...} forms are ${inputs.PATH}, ${steps.ID.output.PATH} and ${constants.PATH}`, "a"},
+		{"a ${steps} reference without output", doc(list(node("a", "act.x", `{"k":"${steps.a}"}`)), `[]`), flow.ErrSchema, "/graph/nodes/0/with/k", `"${steps.a}" is a malformed reference: a step's output is ${steps.ID.output.PATH}`, "a"},
 		{"an inputs_schema that says it is one and is not", document(0, `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"list<string>"}`, list(a), `[]`), flow.ErrSchema, "/inputs_schema/type", `inputs_schema declares $schema but is not a valid JSON Schema`, ""},
 		// Step kinds come last.
 		{"an unknown step kind", doc(list(a, node("z", "net.fetch", `{}`)), `[]`), flow.ErrUnknownStepKind, "/graph/nodes/1/type", `node "z": step kind "net.fetch" is not supported by this runtime`, "z"},
@@ -174,7 +174,7 @@ func TestParseAccepts(t *testing.T) {
 			list(edge("read.1", "b"))),
 		"a repeated edge":                                       doc(list(a, b), list(edge("a", "b"), edge("a", "b"))),
 		"a case on a step's edge":                               doc(list(a, b), list(caseEdge("a", "b", "x"))),
-		"strings that are no references":                        doc(list(node("a", "act.x", `{"k":"hello ${inputs.name}","p":"$5","q":"$inputs.x","r":"$$input.x"}`)), `[]`),
+		"strings that are no references":                        doc(list(node("a", "act.x", `{"k":"hello ${inputs.name}","p":"$5","q":"$inputs.x","r":"$$input.x","s":"${HOME}","t":"${env.PATH}"}`)), `[]`),
 		"references to unknown steps (they fail when they run)": doc(list(node("a", "act.x", `{"k":"$step.ghost.x"}`)), `[]`),
 		"an inputs_schema with a keyword that is not a schema":  document(0, `{"type":{"type":"string"}}`, list(a), `[]`),
 		"generated_at with +00:00":                              replace(t, doc(list(a), `[]`), `"2026-11-24T00:00:00Z"`, `"2026-11-24T00:00:00+00:00"`),
@@ -287,14 +287,14 @@ func TestExecuteOrderAndReferences(t *testing.T) {
 		node("d", "act.join", `{"b":"$step.b.n","c":"${steps.c.output}","first":"$.vars.a.list.1","whole":"$step.a"}`),
 		node("c", "act.x", `{"all":"${inputs}","same":"$input","again":"$.inputs"}`),
 		node("b", "act.x", `{"n":"$input.n","big":0.1,"deep":{"v":[" ${inputs.flag} "]},"limit":"$constants.policy.limit","ref":"$.constants.policyRef","c":"${constants}"}`),
-		node("a", "act.x", `{"list":["x","$.inputs.obj.k"],"text":"costs $5 for ${inputs.n}","escaped":"$$step.a"}`)),
+		node("a", "act.x", `{"list":["x","$.inputs.obj.k"],"text":"costs $5 for ${inputs.n}","escaped":"$$step.a","placeholder":"${HOME}"}`)),
 		list(edge("a", "c"), edge("a", "b"), edge("b", "d"), edge("c", "d"))))
 	s := &script{}
 	res, ev := run(t, context.Background(), f, `{"n":12345678901234,"flag":true,"obj":{"k":null}}`, s)
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Nil(t, res.Failure)
 	inputs := `{"flag":true,"n":12345678901234,"obj":{"k":null}}`
-	a := `{"escaped":"$step.a","list":["x",null],"text":"costs $5 for ${inputs.n}"}`
+	a := `{"escaped":"$step.a","list":["x",null],"placeholder":"${HOME}","text":"costs $5 for ${inputs.n}"}`
 	b := `{"big":0.1,"c":{"policy":{"limit":3},"policyRef":"p"},"deep":{"v":[true]},"limit":3,"n":12345678901234,"ref":"p"}`
 	c := `{"again":` + inputs + `,"all":` + inputs + `,"same":` + inputs + `}`
 	d := `{"b":12345678901234,"c":` + c + `,"first":null,"whole":` + a + `}`

@@ -133,8 +133,11 @@ func parseString(s, at string, ids []string) (r *reference, literal string, err 
 			if len(parts) >= 3 && parts[2] == "output" {
 				return &reference{text: s, root: rootStep, step: parts[1], path: parts[3:]}, "", nil
 			}
+			return malformed("a step's output is ${steps.ID.output.PATH}")
 		}
-		return malformed("the ${...} forms are ${inputs.PATH}, ${steps.ID.output.PATH} and ${constants.PATH}")
+		// Another ${NAME} is no reference of ours: a placeholder the step
+		// itself may read, kept as written.
+		return nil, s, nil
 	}
 	for _, p := range prefixes {
 		if t != p.prefix && !strings.HasPrefix(t, p.prefix+".") {
