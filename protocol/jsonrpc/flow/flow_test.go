@@ -692,3 +692,16 @@ func TestExecuteUnresolvedRoots(t *testing.T) {
 	res, _ = run(t, context.Background(), g, `{"list":[1]}`, &script{})
 	assert.Equal(t, `step "a": unresolvable reference "$input.list.x": no element "list.x" in the run's inputs`, res.Failure.Message)
 }
+
+func TestViolationsAreBounded(t *testing.T) {
+	nodes := make([]string, 30)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf(`{"id":"n%d","type":"act.x"}`, i)
+	}
+	_, err := flow.Parse([]byte(doc(list(nodes...), `[]`)), known)
+	var fe *flow.Error
+	require.ErrorAs(t, err, &fe)
+	require.Len(t, fe.Violations, 21)
+	assert.Equal(t, flow.Violation{Pointer: "/graph/nodes/0", Message: "missing properties 'with', 'timeout_ms', 'retry'"}, fe.Violations[0])
+	assert.Equal(t, flow.Violation{Message: "and 10 more"}, fe.Violations[20])
+}

@@ -87,8 +87,15 @@ func violations(err error) []Violation {
 		}
 		return out[i].Message < out[j].Message
 	})
+	// A document broken everywhere would make an error as long as itself.
+	if len(out) > maxViolations {
+		out = append(out[:maxViolations], Violation{Message: fmt.Sprintf("and %d more", len(out)-maxViolations)})
+	}
 	return out
 }
+
+// maxViolations bounds the violations an error lists.
+const maxViolations = 20
 
 // where is a JSON pointer for a message; "" is the whole document.
 func where(ptr string) string {
