@@ -92,6 +92,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -246,15 +247,14 @@ func (i *integer) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// document is what execution needs of an IR the schema accepted.
+// document is what execution needs of an IR the schema accepted, typed;
+// with, constants and inputs_schema are read from the decoded tree.
 type document struct {
 	Flow struct {
 		Name      string  `json:"name"`
 		TimeoutMs integer `json:"timeout_ms"`
 	} `json:"flow"`
-	Constants    json.RawMessage `json:"constants"`
-	InputsSchema json.RawMessage `json:"inputs_schema"`
-	Graph        struct {
+	Graph struct {
 		Nodes []nodeSpec `json:"nodes"`
 		Edges []edgeSpec `json:"edges"`
 	} `json:"graph"`
@@ -264,10 +264,9 @@ type document struct {
 }
 
 type nodeSpec struct {
-	ID        string          `json:"id"`
-	Type      string          `json:"type"`
-	With      json.RawMessage `json:"with"`
-	TimeoutMs integer         `json:"timeout_ms"`
+	ID        string  `json:"id"`
+	Type      string  `json:"type"`
+	TimeoutMs integer `json:"timeout_ms"`
 	Retry     struct {
 		Max       integer `json:"max"`
 		BackoffMs integer `json:"backoff_ms"`
@@ -313,10 +312,13 @@ func Parse(ir []byte, known func(kind string) bool) (*Flow, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range f.nodes {
+	// In declaration order, so that the first unknown kind is reported.
+	declared := slices.SortedFunc(slices.Values(f.nodes), func(a, b *node) int { return a.pos - b.pos })
+	for _, n := range declared {
 		if n.kind != SwitchKind && !known(n.kind) {
-			return nil, &Error{Kind: ErrUnknownStepKind, Pointer: fmt.Sprintf("/graph/nodes/%d/type", n.pos), StepID: n.id, Type: n.kind,
-				Msg: atPointer(fmt.Sprintf("node %q: step kind %q is not supported by this runtime", n.id, n.kind), fmt.Sprintf("/graph/nodes/%d/type", n.pos))}
+			at := fmt.Sprintf("/graph/nodes/%d/type", n.pos)
+			return nil, &Error{Kind: ErrUnknownStepKind, Pointer: at, StepID: n.id, Type: n.kind,
+				Msg: atPointer(fmt.Sprintf("node %q: step kind %q is not supported by this runtime", n.id, n.kind), at)}
 		}
 	}
 	return f, nil
