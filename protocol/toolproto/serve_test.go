@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,6 +40,21 @@ func wasmTools(t *testing.T, ids map[string]string) string {
 	return dir
 }
 
+// sharedEngine is one engine for every tool side of the tests: an engine
+// compiles each module once (the QuickJS engine takes seconds under the race
+// detector), and runs each execution in a fresh instance.
+var sharedEngine = func() func(t *testing.T) runtime.Engine {
+	var once sync.Once
+	var engine runtime.Engine
+	var err error
+	return func(t *testing.T) runtime.Engine {
+		t.Helper()
+		once.Do(func() { engine, err = runtime.NewEngine(context.Background(), runtime.NewConfig()) })
+		require.NoError(t, err)
+		return engine
+	}
+}()
+
 // served is what the tool side wrote.
 type served struct {
 	events   []Event
@@ -56,9 +72,7 @@ func serve(t *testing.T, dir, id, request string) served {
 // buffers for stdout and stderr.
 func serveWith(t *testing.T, cfg ServeConfig) served {
 	t.Helper()
-	engine, err := runtime.NewEngine(context.Background(), runtime.NewConfig())
-	require.NoError(t, err)
-	t.Cleanup(func() { engine.Close(context.Background()) })
+	engine := sharedEngine(t)
 	sink := audit.NewMemorySink()
 	var out, errOut bytes.Buffer
 	cfg.Engine, cfg.Sink, cfg.Stdout, cfg.Stderr = engine, sink, &out, &errOut
