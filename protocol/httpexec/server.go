@@ -227,7 +227,7 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 		"implementationVersion": s.cfg.ImplementationVersion,
 		// No "runtime": the OpenAPI description allows node, deno or bun
 		// only, and wasmgate is none of them (/info says what it is).
-		"timestamp":             time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 	})
 }
 
