@@ -424,6 +424,12 @@ func TestRepHandshake(t *testing.T) {
 		c.result("Runtime.Capabilities", nil, &got)
 		assert.Equal(t, allKinds, got.StepKinds)
 	})
+	t.Run("with params a later REP adds", func(t *testing.T) {
+		var got caps
+		c.result("Runtime.Capabilities", map[string]any{"plugin_family": "wasm", "version": "0.1.0"}, &got)
+		assert.Equal(t, allKinds, got.StepKinds)
+		assert.True(t, got.Compatible)
+	})
 	t.Run("match", func(t *testing.T) {
 		var got caps
 		c.result("Runtime.Capabilities", map[string]any{"version": "0.1.4", "step_kinds": []string{"math.sort", "switch"}}, &got)
@@ -922,7 +928,9 @@ func TestRepErrorCodes(t *testing.T) {
 		{"id of the wrong type", `{"jsonrpc":"2.0","id":{},"method":"Runtime.Health"}`, "null", 3001, "protocol mismatch: id must be", ""},
 		{"unknown method", `{"jsonrpc":"2.0","id":3,"method":"Runtime.Explode"}`, "3", -32601, `method "Runtime.Explode" not found`, ""},
 		{"params by position", `{"jsonrpc":"2.0","id":3,"method":"Runtime.Poll","params":["x"]}`, "3", -32602, "params must be an object", ""},
-		{"unknown param", `{"jsonrpc":"2.0","id":3,"method":"Runtime.Poll","params":{"run":"x"}}`, "3", -32602, `unknown field "run"`, ""},
+		// Unknown params are ignored (REP grows additively), so a misspelt
+		// run_id is a missing one.
+		{"misspelt param", `{"jsonrpc":"2.0","id":3,"method":"Runtime.Poll","params":{"run":"x"}}`, "3", -32602, `run_id is required`, ""},
 		{"no ir", `{"jsonrpc":"2.0","id":3,"method":"Runtime.StartRun","params":{}}`, "3", -32602, "ir is required", ""},
 		{"bad trace id", `{"jsonrpc":"2.0","id":3,"method":"Runtime.StartRun","params":{"ir":{},"options":{"trace_id":"abc"}}}`, "3", -32602, `options.trace_id "abc" is not a UUID`, ""},
 		{"run id in use", `{"jsonrpc":"2.0","id":3,"method":"Runtime.StartRun","params":{"ir":` + string(repIR(one, `[]`)) + `,"options":{"run_id":"taken"}}}`, "3", -32602, `run id "taken" is already in use`, ""},

@@ -62,7 +62,7 @@
 //	       (id null when unknown)
 //	3002   the runtime failed unexpectedly (a panic, a result it cannot encode)
 //	-32601 unknown method
-//	-32602 invalid params (unknown fields, wrong types, a run id in use, an
+//	-32602 invalid params (wrong types, a run id in use, an
 //	       unknown run id...)
 //
 // A batch (a JSON array of requests) is a protocol mismatch: REP's
@@ -463,14 +463,14 @@ func firstByte(b []byte) byte {
 	return b[0]
 }
 
-// decodeParams decodes p into dst, refusing unknown fields.
+// decodeParams decodes p into dst. Fields it does not know are ignored:
+// REP grows by additive changes within v0.x (§12), and a client that sends
+// a newer field must still be served.
 func decodeParams(p json.RawMessage, dst any) *rpcError {
 	if len(p) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(p))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	if err := json.Unmarshal(p, dst); err != nil {
 		return errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
 	return nil
