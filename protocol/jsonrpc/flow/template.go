@@ -229,7 +229,10 @@ func substitute(v any, s *scope) (any, error) {
 		return out, nil
 	case map[string]any:
 		out := make(map[string]any, len(v))
-		for k, e := range v {
+		// In key order, so that the first unresolvable reference, and so
+		// the step's error, is the same on every run.
+		for _, k := range sortedKeys(v) {
+			e := v[k]
 			r, err := substitute(e, s)
 			if err != nil {
 				return nil, err
