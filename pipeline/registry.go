@@ -75,6 +75,13 @@ func (r *Registry) AddUnadmitted(id string, err error) error {
 	return r.addSlot(id, executorSlot{broken: err})
 }
 
+// AddMissing registers, as id, an executor whose code could not be found
+// (err says why): the requests routed to it are BLOCKED with
+// EXECUTOR_NOT_FOUND, and audited, rather than lost.
+func (r *Registry) AddMissing(id string, err error) error {
+	return r.addSlot(id, executorSlot{missing: err})
+}
+
 // ExecutorIDFrom makes a valid executor id of a name (lowercase, with every
 // run of other characters than [a-z0-9_] as one "_").
 func ExecutorIDFrom(name string) string { return executorIDFrom(name) }

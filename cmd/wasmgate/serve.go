@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
@@ -19,12 +20,14 @@ import (
 
 const serveHelp = `Usage:
   wasmgate serve [--addr 127.0.0.1:8080] [--config FILE] [--tools-dir DIR] [--audit FILE]
-                 [--max-concurrency N] [--log-format text|json] [--auth-all]
+                 [--npm-allow PATTERN,...] [--max-concurrency N] [--queue-wait D]
+                 [--log-format text|json] [--auth-all]
 
 Serves the HTTP executor protocol v1.0: GET /health, POST /execute-tool,
 GET /info (also under /api/), and GET /metrics (Prometheus). A request's
 packageName names an action or executor of --config, or an npm package of
-JS tools, installed into the tool store on first use. Every call runs in a
+JS tools, installed into the tool store on first use: with --config, only
+the packages --npm-allow names (none by default); without it, any. Every call runs in a
 fresh sandbox and is audited (--audit FILE; without it records are checked
 and dropped). When EXECUTOR_API_KEY is set, POST /execute-tool needs
 "Authorization: Bearer <key>" (/health, /info and /metrics stay open, as the
@@ -43,7 +46,10 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	config := fs.String("config", "", "registry configuration (JSON): its actions and executors are served by name")
 	toolsDir := fs.String("tools-dir", "", "tool store for npm packages (default: $WASMGATE_TOOLS_DIR, else the user cache directory)")
 	auditPath := fs.String("audit", "", "append every call's audit record to this JSON Lines file")
-	maxConc := fs.Int("max-concurrency", 0, "tool calls running at once (default: 2 per CPU); as many more may wait briefly")
+	maxConc := fs.Int("max-concurrency", 0, "tool calls running at once (default: 4 per CPU)")
+	queueWait := fs.Duration("queue-wait", httpexec.DefaultQueueWait, "how long a call may wait for a slot before it is refused with 503")
+	queueLength := fs.Int("queue-length", httpexec.DefaultQueueLength, "calls that may wait for a slot at once (each holds its request body)")
+	npmAllow := fs.String("npm-allow", "", "npm packages a request may name beyond the registry: comma-separated patterns on package names (@tpmjs/*; * for any). Default: none with --config, * without")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
 	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
@@ -65,6 +71,10 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		return e.fail("serve", usagef("--log-format must be text or json, not %q", *logFormat))
 	case *maxConc < 0:
 		return e.fail("serve", usagef("--max-concurrency must be positive"))
+	case *queueWait <= 0:
+		return e.fail("serve", usagef("--queue-wait must be positive (leave it out for 2s)"))
+	case *queueLength <= 0:
+		return e.fail("serve", usagef("--queue-length must be positive (leave it out for %d)", httpexec.DefaultQueueLength))
 	case *maxBody <= 0:
 		return e.fail("serve", usagef("--max-body-bytes must be positive"))
 	case *maxExec < time.Second:
@@ -75,6 +85,19 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	name, err := runtime.ParseEngineName(*engineName)
 	if err != nil {
 		return e.fail("serve", usagef("--engine: %v", err))
+	}
+	var allow []string // nil: the server's default (none with a registry, any without)
+	if flagSet(fs, "npm-allow") {
+		allow = []string{}
+		for p := range strings.SplitSeq(*npmAllow, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			if err := httpexec.ValidNPMPattern(p); err != nil {
+				return e.fail("serve", usagef("--npm-allow: %v", err))
+			}
+			allow = append(allow, p)
+		}
 	}
 	if _, err := jstool.EngineModule(); err != nil {
 		fmt.Fprintf(e.stderr, "wasmgate serve: warning: %v; npm tools cannot run\n", err)
@@ -121,6 +144,9 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		APIKey:                os.Getenv("EXECUTOR_API_KEY"),
 		AuthAll:               *authAll,
 		MaxConcurrency:        *maxConc,
+		QueueLength:           *queueLength,
+		QueueWait:             *queueWait,
+		NPMAllow:              allow,
 		MaxBodyBytes:          *maxBody,
 		MaxExecutionTime:      *maxExec,
 		ImplementationVersion: implementationVersion,
@@ -142,6 +168,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		ErrorLog:       slog.NewLogLogger(handler, slog.LevelWarn),
 	}
 	logger.Info("listening", "url", "http://"+ln.Addr().String(), "tools_dir", store.Dir,
+		"npm_allow", strings.Join(srv.NPMAllowed(), ","),
 		"auth", authScope(os.Getenv("EXECUTOR_API_KEY") != "", *authAll), "audit", *auditPath)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -360,7 +360,7 @@ func TestServeCompliance(t *testing.T) {
 	)
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
 	srv := startServe(t, []string{"EXECUTOR_API_KEY=" + key, "npm_config_registry=" + emptyRegistry(t)},
-		"--config", td("tools.json"), "--tools-dir", store, "--audit", auditPath,
+		"--config", td("tools.json"), "--npm-allow", "acme-*,@tpmjs/*,wasmgate-no-such-*", "--tools-dir", store, "--audit", auditPath,
 		"--max-body-bytes", "1024", "--log-format", "json")
 	c := newProtocolClient(srv.url, key)
 	anon := newProtocolClient(srv.url, "")
@@ -601,6 +601,9 @@ func TestServeCompliance(t *testing.T) {
 			{"empty name", `{"packageName":"acme-tools","name":""}`, "name is required"},
 			{"params not an object", call("acme-tools", "1.0.0", "shout", `[1]`), "params must be a JSON object"},
 			{"env not an object", `{"packageName":"acme-tools","name":"shout","env":"KEY=v"}`, "env must be a JSON object"},
+			{"a key in another case", `{"packageName":"acme-tools","Name":"shout"}`, `the request body has the key "Name"; the protocol's field is "name" (keys are case-sensitive)`},
+			{"a key twice", `{"packageName":"acme-tools","name":"shout","packageName":"upper"}`, `the request body has the key "packageName" twice`},
+			{"an env key twice", `{"packageName":"acme-tools","name":"shout","env":{"A":"1","A":"2"}}`, `env has the key "A" twice`},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -783,7 +786,7 @@ func findRecord(t *testing.T, path, traceID, action string) audit.Record {
 func TestServeSaturation(t *testing.T) {
 	t.Parallel()
 	store := toolStore(t, spinPackage("acme-slow", `{"timeout_ms":2000}`))
-	srv := startServe(t, nil, "--tools-dir", store, "--max-concurrency", "1")
+	srv := startServe(t, nil, "--tools-dir", store, "--max-concurrency", "1", "--queue-length", "1")
 	c := newProtocolClient(srv.url, "")
 
 	const n = 6
@@ -971,4 +974,95 @@ func TestServeAuthAll(t *testing.T) {
 	u := wasmgate(t, "", "serve", "--addr", "127.0.0.1:0", "--auth-all")
 	assert.Equal(t, exitUsage, u.code)
 	assert.Contains(t, u.stderr, "--auth-all needs a key: set EXECUTOR_API_KEY")
+}
+
+// TestServeAdmissionUnderLoad sends 2,000 calls of a ~10 ms tool from 32
+// clients at once to a server with the default admission (4 calls per CPU
+// running, the rest waiting up to --queue-wait): every call is served,
+// none is refused with 503.
+func TestServeAdmissionUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a load of 2,000 calls (-short skips it)")
+	}
+	t.Parallel()
+	// About 10 ms of computation per call on the project's 2-core machine.
+	work := `export const work = { execute: ({ n }) => { let x = 0; for (let i = 0; i < n; i++) { x = (x * 31 + i) | 0; } return { x }; } };`
+	store := toolStore(t, storePackage{"acme-work", "1.0.0", work, `{"name":"acme-work","version":"1.0.0"}`})
+	srv := startServe(t, nil, "--tools-dir", store)
+	c := newProtocolClient(srv.url, "")
+	body := call("acme-work", "1.0.0", "work", `{"n":15000}`)
+	r, tr := c.execute(t, "/execute-tool", body) // loads the tool once
+	requireSuccess(t, r, tr, `{"x":809936204}`)
+
+	const clients, calls = 32, 2000
+	statuses := make([]map[int]int, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		statuses[i] = map[int]int{}
+		wg.Go(func() {
+			for range calls / clients {
+				r, err := c.send(http.MethodPost, "/execute-tool", body)
+				if err != nil {
+					statuses[i][-1]++
+					continue
+				}
+				statuses[i][r.status]++
+			}
+		})
+	}
+	wg.Wait()
+	total := map[int]int{}
+	for _, m := range statuses {
+		for k, v := range m {
+			total[k] += v
+		}
+	}
+	assert.Equal(t, map[int]int{http.StatusOK: calls / clients * clients}, total, "every call served, none refused")
+	m := c.do(t, http.MethodGet, "/metrics", "")
+	assert.Equal(t, float64(0), metricValue(t, m.body, `wasmgate_admission_refusals_total{reason="queue_wait"}`))
+	assert.Equal(t, float64(0), metricValue(t, m.body, `wasmgate_admission_refusals_total{reason="queue_full"}`))
+	assert.Equal(t, float64(calls/clients*clients+1), metricValue(t, m.body, `wasmgate_tool_calls_total{error_code="",status="SUCCESS"}`))
+}
+
+// TestServeNPMAllow checks that a server with a registry fetches only the
+// npm packages --npm-allow names, refuses the others as PACKAGE_NOT_FOUND
+// (BLOCKED and audited), says which in /info, and refuses a bad pattern.
+func TestServeNPMAllow(t *testing.T) {
+	t.Parallel()
+	store := toolStore(t,
+		storePackage{"acme-tools", "1.0.0", acmeTools, `{"name":"acme-tools","version":"1.0.0"}`},
+		storePackage{"@tpmjs/tools-normalize-whitespace", "0.2.0", normalizeWhitespace, `{"name":"@tpmjs/tools-normalize-whitespace","version":"0.2.0"}`},
+	)
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	srv := startServe(t, nil, "--config", td("tools.json"), "--tools-dir", store, "--audit", auditPath, "--npm-allow", "@tpmjs/*")
+	c := newProtocolClient(srv.url, "")
+	r, tr := c.execute(t, "/execute-tool", `{"packageName":"@tpmjs/tools-normalize-whitespace","name":"normalizeWhitespaceTool","version":"0.2.0","params":{"text":"a  b"}}`)
+	requireSuccess(t, r, tr, `{"text":"a b"}`)
+	r, tr = c.execute(t, "/execute-tool", call("acme-tools", "1.0.0", "shout", `{"s":"a"}`))
+	requireToolError(t, r, tr, "PACKAGE_NOT_FOUND", "package acme-tools is not served here: it is not in the registry, and this server fetches only npm packages matching @tpmjs/* (--npm-allow)")
+	require.NotNil(t, tr.Wasmgate)
+	assert.Equal(t, "BLOCKED", tr.Wasmgate.Status)
+	assert.Equal(t, []string{"ACTION_UNKNOWN"}, tr.Wasmgate.ReasonCodes)
+	rec := findRecord(t, auditPath, tr.Wasmgate.TraceID, "acme-tools/shout")
+	assert.Equal(t, "BLOCKED", rec.Status)
+	r, tr = c.execute(t, "/execute-tool", call("text.slug", "", "slug", `{"title":"Registry Actions Stay"}`))
+	requireSuccess(t, r, tr, `{"slug":"registry-actions-stay","removed":[]}`)
+	info := c.do(t, http.MethodGet, "/info", "")
+	var body struct {
+		Wasmgate struct {
+			NPMAllow []string `json:"npmAllow"`
+		} `json:"wasmgate"`
+	}
+	require.NoError(t, json.Unmarshal(info.body, &body))
+	assert.Equal(t, []string{"@tpmjs/*"}, body.Wasmgate.NPMAllow)
+	assert.Contains(t, srv.logText(), `npm_allow=@tpmjs/*`)
+
+	// With --config and no --npm-allow: registry only.
+	closed := startServe(t, nil, "--config", td("tools.json"), "--tools-dir", store)
+	r, tr = newProtocolClient(closed.url, "").execute(t, "/execute-tool", call("acme-tools", "1.0.0", "shout", `{"s":"a"}`))
+	requireToolError(t, r, tr, "PACKAGE_NOT_FOUND", "this server fetches only npm packages matching nothing (--npm-allow is empty)")
+
+	u := wasmgate(t, "", "serve", "--addr", "127.0.0.1:0", "--npm-allow", "@acme/[")
+	assert.Equal(t, exitUsage, u.code)
+	assert.Contains(t, u.stderr, `--npm-allow: pattern "@acme/[": syntax error in pattern`)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -81,12 +82,16 @@ func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Trace-Id", traceID)
 	}
 
-	release, ok := s.limit.acquire(r.Context())
-	if !ok {
+	release, refused := s.limit.acquire(r.Context())
+	if refused != "" {
+		s.metrics.admissionRefusals.WithLabelValues(refused).Inc()
 		s.metrics.observeCall("REFUSED", CodeServiceUnavailable)
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, CodeServiceUnavailable,
-			fmt.Sprintf("the server is running %d tool calls and %d more are waiting; retry later", s.cfg.MaxConcurrency, s.cfg.QueueLength))
+		msg := fmt.Sprintf("the server is running %d tool calls and %d more are waiting; retry later", s.cfg.MaxConcurrency, s.cfg.QueueLength)
+		if refused == refusedQueueWait {
+			msg = fmt.Sprintf("no slot for this call within %s (%d tool calls run at once); retry later", s.cfg.QueueWait, s.cfg.MaxConcurrency)
+		}
+		writeError(w, http.StatusServiceUnavailable, CodeServiceUnavailable, msg)
 		return
 	}
 	defer release()
@@ -139,16 +144,9 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (executeRequest, 
 	if trimmed[0] != '{' {
 		return req, badRequest("the request body must be a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(&req); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return req, badRequest("%s must be a %s, not %s", typeErr.Field, jsonKind(typeErr.Field), typeErr.Value)
-		}
-		return req, badRequest("the request body is not valid JSON: %v", err)
-	}
-	if dec.More() {
-		return req, badRequest("the request body holds more than one JSON value")
+	req, rerr := decodeEnvelope(trimmed)
+	if rerr != nil {
+		return req, rerr
 	}
 	switch {
 	case strings.TrimSpace(req.PackageName) == "":
@@ -162,9 +160,11 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (executeRequest, 
 		return req, badRequest("params must be a JSON object")
 	}
 	if len(req.Env) > 0 && string(req.Env) != "null" {
-		var env map[string]any
-		if err := json.Unmarshal(req.Env, &env); err != nil {
+		if bytes.TrimSpace(req.Env)[0] != '{' {
 			return req, badRequest("env must be a JSON object")
+		}
+		if key, dup := duplicateKey(req.Env); dup {
+			return req, badRequest("env has the key %q twice", key)
 		}
 	} else {
 		req.Env = nil
@@ -196,17 +196,133 @@ func (s *Server) servesByName(name string) bool {
 	return ok
 }
 
-func jsonKind(field string) string {
-	switch field {
-	case "params", "env":
-		return "JSON object"
+// envelopeFields are the request's fields, spelled as the protocol spells
+// them.
+var envelopeFields = []string{"packageName", "version", "name", "params", "env"}
+
+// decodeEnvelope reads the request object strictly: keys match the
+// protocol's spelling exactly (encoding/json would take "PackageName" for
+// packageName), a key given twice is refused rather than the last one
+// silently winning, and each field has its type. Keys the protocol does
+// not define are ignored: later versions add fields (importUrl).
+func decodeEnvelope(b []byte) (executeRequest, *requestError) {
+	var req executeRequest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	notJSON := func(err error) *requestError { return badRequest("the request body is not valid JSON: %v", err) }
+	if _, err := dec.Token(); err != nil { // the '{' checked by the caller
+		return req, notJSON(err)
 	}
-	return "string"
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return req, notJSON(err)
+		}
+		key, _ := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return req, notJSON(err)
+		}
+		if seen[key] {
+			return req, badRequest("the request body has the key %q twice", key)
+		}
+		seen[key] = true
+		isNull := string(raw) == "null"
+		str := func(dst *string) *requestError {
+			if isNull {
+				return nil
+			}
+			if raw[0] != '"' {
+				return badRequest("%s must be a string, not %s", key, kindOf(raw))
+			}
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return notJSON(err)
+			}
+			return nil
+		}
+		var rerr *requestError
+		switch key {
+		case "packageName":
+			rerr = str(&req.PackageName)
+		case "version":
+			rerr = str(&req.Version)
+		case "name":
+			rerr = str(&req.Name)
+		case "params", "env":
+			if !isNull && raw[0] != '{' {
+				return req, badRequest("%s must be a JSON object, not %s", key, kindOf(raw))
+			}
+			if key == "params" {
+				req.Params = raw
+			} else {
+				req.Env = raw
+			}
+		default:
+			for _, f := range envelopeFields {
+				if strings.EqualFold(key, f) {
+					return req, badRequest("the request body has the key %q; the protocol's field is %q (keys are case-sensitive)", key, f)
+				}
+			}
+		}
+		if rerr != nil {
+			return req, rerr
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return req, notJSON(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return req, badRequest("the request body holds more than one JSON value")
+	}
+	return req, nil
+}
+
+// duplicateKey reports the first key that an object's top level gives
+// twice. The object is valid JSON.
+func duplicateKey(obj []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key, _ := t.(string)
+		if seen[key] {
+			return key, true
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// kindOf names the JSON type of a value, for messages.
+func kindOf(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }
 
 // call resolves the request's executor and runs it through the pipeline.
 func (s *Server) call(ctx context.Context, req executeRequest, traceID string) executeResponse {
-	p, action, fail := s.resolve(ctx, req)
+	p, action, refusal, fail := s.resolve(ctx, req)
 	if fail != nil {
 		resp := executeResponse{Error: fail}
 		if fail.Code == CodeExecutionTimeout {
@@ -233,6 +349,11 @@ func (s *Server) call(ctx context.Context, req executeRequest, traceID string) e
 		}
 		s.cfg.Logger.Error("tool call failed", "trace_id", traceID, "tool", req.PackageName+"/"+req.Name, "error", err)
 		return executeResponse{Error: &errDetail{CodeInternalError, "internal error; the server log has the details under trace id " + traceID}}
+	}
+	if refusal != nil {
+		// The pipeline only recorded the refusal (BLOCKED, audited); the
+		// answer says why in the protocol's terms.
+		return executeResponse{Error: refusal, Wasmgate: v}
 	}
 	if res.Status == pipeline.StatusSuccess {
 		out := res.Output
@@ -282,25 +403,98 @@ func mapResult(res pipeline.ActionResult) *errDetail {
 }
 
 // resolve finds the pipeline and action that serve req: an action of the
-// registry, an executor of the registry, or a tool of an npm package.
-func (s *Server) resolve(ctx context.Context, req executeRequest) (*pipeline.Pipeline, string, *errDetail) {
+// registry, an executor of the registry, or a tool of an npm package the
+// server may fetch. A package it may not fetch, or that npm does not have,
+// is refused through a pipeline that resolves nothing, so that the refusal
+// is audited like any call (BLOCKED): refusal is then the answer. fail is
+// an answer for a call that reached no pipeline.
+func (s *Server) resolve(ctx context.Context, req executeRequest) (p *pipeline.Pipeline, action string, refusal, fail *errDetail) {
 	if reg := s.cfg.Registry; reg != nil {
 		if slices.Contains(reg.Actions(), req.PackageName) {
-			return s.tools.registryPipeline(), req.PackageName, nil
+			return s.tools.registryPipeline(), req.PackageName, nil, nil
 		}
 		if e, ok := reg.Executor(req.PackageName); ok {
 			p, err := s.tools.executorPipeline(req.PackageName, e)
 			if err != nil {
-				return nil, "", &errDetail{CodeInternalError, err.Error()}
+				return nil, "", nil, &errDetail{CodeInternalError, err.Error()}
 			}
-			return p, req.PackageName, nil
+			return p, req.PackageName, nil, nil
 		}
 	}
-	p, action, err := s.tools.packageTool(ctx, req.PackageName+"@"+req.Version, req.Name)
-	if err != nil {
-		return nil, "", toolError(err)
+	action = refusedAction(req)
+	if !s.npmAllowed(req.PackageName) {
+		// Not an action of this deployment: ACTION_UNKNOWN.
+		return pipeline.New(pipeline.NewRegistry(), s.cfg.Sink), action, &errDetail{CodePackageNotFound,
+			fmt.Sprintf("package %s is not served here: it is not in the registry, and this server fetches only npm packages matching %s", req.PackageName, s.npmAllowText())}, nil
 	}
-	return p, action, nil
+	p, action, err := s.tools.packageTool(ctx, req.PackageName+"@"+req.Version, req.Name)
+	if errors.Is(err, jstool.ErrPackageNotFound) {
+		reg := pipeline.NewRegistry()
+		id := pipeline.ExecutorIDFrom(req.PackageName + "__" + req.Name)
+		if reg.AddMissing(id, err) == nil && reg.AddAction(refusedAction(req), pipeline.Route{Executor: id, Version: "*"}) == nil {
+			return pipeline.New(reg, s.cfg.Sink), refusedAction(req), toolError(err), nil
+		}
+	}
+	if err != nil {
+		return nil, "", nil, toolError(err)
+	}
+	return p, action, nil, nil
+}
+
+// refusedAction names the action of a call to a package tool that is
+// refused before it is loaded, as loaded tools' actions are named.
+func refusedAction(req executeRequest) string {
+	a := req.PackageName + "/" + req.Name
+	if len(a) > 128 {
+		a = a[:128]
+	}
+	return a
+}
+
+// npmAllowed reports whether the server may fetch the npm package name.
+func (s *Server) npmAllowed(name string) bool {
+	allow := s.cfg.NPMAllow
+	if allow == nil && s.cfg.Registry == nil {
+		return true
+	}
+	for _, pattern := range allow {
+		if pattern == "*" {
+			return true
+		}
+		if ok, _ := path.Match(pattern, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// NPMAllowed is what the server lets requests fetch from npm, as patterns
+// ("*" for every package; none when empty).
+func (s *Server) NPMAllowed() []string {
+	if s.cfg.NPMAllow == nil && s.cfg.Registry == nil {
+		return []string{"*"}
+	}
+	return append([]string{}, s.cfg.NPMAllow...)
+}
+
+func (s *Server) npmAllowText() string {
+	allow := s.NPMAllowed()
+	if len(allow) == 0 {
+		return "nothing (--npm-allow is empty)"
+	}
+	return strings.Join(allow, ",") + " (--npm-allow)"
+}
+
+// ValidNPMPattern checks a --npm-allow pattern: path.Match's syntax on
+// package names ("@tpmjs/*"), or "*" alone for every package.
+func ValidNPMPattern(p string) error {
+	if p == "" {
+		return errors.New("an empty pattern")
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return fmt.Errorf("pattern %q: %w", p, err)
+	}
+	return nil
 }
 
 // toolError maps a failure to install, bundle or load a tool.

@@ -22,22 +22,37 @@ func newLimiter(running, waiting int, wait time.Duration) *limiter {
 	}
 }
 
-// acquire takes a slot, or reports false when the server is saturated or
-// ctx ends first. release gives the slot back.
-func (l *limiter) acquire(ctx context.Context) (release func(), ok bool) {
+// Why a call got no slot.
+const (
+	refusedQueueFull  = "queue_full"  // every slot busy, the queue full
+	refusedQueueWait  = "queue_wait"  // no slot within the queue wait
+	refusedClientGone = "client_gone" // the client left while waiting
+)
+
+// acquire takes a slot, or says why it could not: the server is saturated,
+// or ctx ended first. release gives the slot back.
+func (l *limiter) acquire(ctx context.Context) (release func(), refused string) {
 	select {
 	case l.queue <- struct{}{}:
 	default:
-		return nil, false
+		return nil, refusedQueueFull
+	}
+	select {
+	case l.slots <- struct{}{}:
+		// A free slot: no timer to set.
+		return func() { <-l.slots; <-l.queue }, ""
+	default:
 	}
 	t := time.NewTimer(l.wait)
 	defer t.Stop()
 	select {
 	case l.slots <- struct{}{}:
-		return func() { <-l.slots; <-l.queue }, true
+		return func() { <-l.slots; <-l.queue }, ""
 	case <-t.C:
+		refused = refusedQueueWait
 	case <-ctx.Done():
+		refused = refusedClientGone
 	}
 	<-l.queue
-	return nil, false
+	return nil, refused
 }

@@ -13,6 +13,9 @@ type metrics struct {
 	calls    *prometheus.CounterVec   // tool calls by verdict and protocol error code
 	reasons  *prometheus.CounterVec   // reason codes of tool calls
 	inFlight prometheus.Gauge
+	// admissionRefusals counts the calls refused for want of a slot, by
+	// why (queue_full, queue_wait, client_gone).
+	admissionRefusals *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -34,8 +37,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "wasmgate_tool_calls_in_flight",
 			Help: "Tool calls running now.",
 		}),
+		admissionRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wasmgate_admission_refusals_total",
+			Help: "Tool calls refused for want of a slot (503), by reason: queue_full, queue_wait, client_gone.",
+		}, []string{"reason"}),
 	}
-	reg.MustRegister(m.requests, m.calls, m.reasons, m.inFlight)
+	reg.MustRegister(m.requests, m.calls, m.reasons, m.inFlight, m.admissionRefusals)
 	return m
 }
 

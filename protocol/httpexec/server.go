@@ -38,19 +38,23 @@ const (
 
 // Error codes of the protocol (and of this server's own refusals).
 const (
-	CodePackageNotFound     = "PACKAGE_NOT_FOUND"
-	CodeToolNotFound        = "TOOL_NOT_FOUND"
-	CodeToolInvalid         = "TOOL_INVALID"
-	CodeToolExecutionError  = "TOOL_EXECUTION_ERROR"
-	CodeExecutionTimeout    = "EXECUTION_TIMEOUT"
-	CodeInternalError       = "INTERNAL_ERROR"
-	CodeInvalidRequest      = "INVALID_REQUEST"
-	CodeUnauthorized        = "UNAUTHORIZED"
-	CodeNotFound            = "NOT_FOUND"
-	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"
-	CodePayloadTooLarge     = "PAYLOAD_TOO_LARGE"
-	CodeServiceUnavailable  = "SERVICE_UNAVAILABLE"
-	DefaultMaxBodyBytes     = 1 << 20
+	CodePackageNotFound    = "PACKAGE_NOT_FOUND"
+	CodeToolNotFound       = "TOOL_NOT_FOUND"
+	CodeToolInvalid        = "TOOL_INVALID"
+	CodeToolExecutionError = "TOOL_EXECUTION_ERROR"
+	CodeExecutionTimeout   = "EXECUTION_TIMEOUT"
+	CodeInternalError      = "INTERNAL_ERROR"
+	CodeInvalidRequest     = "INVALID_REQUEST"
+	CodeUnauthorized       = "UNAUTHORIZED"
+	CodeNotFound           = "NOT_FOUND"
+	CodeMethodNotAllowed   = "METHOD_NOT_ALLOWED"
+	CodePayloadTooLarge    = "PAYLOAD_TOO_LARGE"
+	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
+	DefaultMaxBodyBytes    = 1 << 20
+	// DefaultQueueLength bounds the calls waiting for a slot: each holds
+	// its request body (at most MaxBodyBytes) while it waits.
+	DefaultQueueLength      = 256
+	DefaultQueueWait        = 2 * time.Second
 	DefaultMaxExecutionTime = 60 * time.Second
 )
 
@@ -62,6 +66,12 @@ type Config struct {
 	Registry *pipeline.Registry
 	// Store is the tool store npm packages are installed into.
 	Store jstool.Store
+	// NPMAllow are the npm packages a request may name beyond the
+	// registry's actions and executors: path.Match patterns on package
+	// names ("@tpmjs/*"), "*" alone for every package. Nil means every
+	// package when there is no Registry, and none when there is one: a
+	// deployment with a registry serves what it registered.
+	NPMAllow []string
 	// Sink receives every call's audit record.
 	Sink audit.Sink
 	// APIKey, when set, is required as "Authorization: Bearer <key>" on
@@ -72,9 +82,11 @@ type Config struct {
 	// AuthAll extends the key to every route (/health, /info, /metrics)
 	// but OPTIONS preflights, for deployments that want nothing open.
 	AuthAll bool
-	// MaxConcurrency bounds the executions at once (default: 2 per CPU);
-	// QueueLength more wait at most QueueWait for a slot (defaults: as many
-	// as MaxConcurrency, 2 s) before the server answers 503.
+	// MaxConcurrency bounds the executions at once (default: 4 per CPU);
+	// QueueLength more wait at most QueueWait for a slot (defaults:
+	// DefaultQueueLength, 2 s) before the server answers 503. The queue is
+	// bounded in time more than in length: a burst of clients is served
+	// late rather than refused at once.
 	MaxConcurrency int
 	QueueLength    int
 	QueueWait      time.Duration
@@ -106,13 +118,13 @@ type Server struct {
 // NewServer returns the handler for cfg.
 func NewServer(cfg Config) *Server {
 	if cfg.MaxConcurrency <= 0 {
-		cfg.MaxConcurrency = 2 * runtime.GOMAXPROCS(0)
+		cfg.MaxConcurrency = 4 * runtime.GOMAXPROCS(0)
 	}
 	if cfg.QueueLength <= 0 {
-		cfg.QueueLength = cfg.MaxConcurrency
+		cfg.QueueLength = DefaultQueueLength
 	}
 	if cfg.QueueWait <= 0 {
-		cfg.QueueWait = 2 * time.Second
+		cfg.QueueWait = DefaultQueueWait
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -247,6 +259,9 @@ func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
 			"supportsCallbacks":   false,
 			"supportsCaching":     false,
 		},
+		// What this deployment lets requests fetch from npm, beyond its
+		// registry ("*": any package).
+		"wasmgate": map[string]any{"npmAllow": s.NPMAllowed()},
 		"runtime": map[string]any{
 			"platform":  platform(),
 			"arch":      runtime.GOARCH,

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func newFixture(t *testing.T, mutate func(*Config)) fixture {
 	reg, err := pipeline.LoadRegistry(context.Background(), filepath.Join("..", "..", "testdata", "tools.json"), testEngine)
 	require.NoError(t, err)
 	sink := audit.NewMemorySink()
-	cfg := Config{Engine: testEngine, Registry: reg, Store: toolStore(t), Sink: sink, ImplementationVersion: "9.9.9"}
+	cfg := Config{Engine: testEngine, Registry: reg, Store: toolStore(t), Sink: sink, ImplementationVersion: "9.9.9", NPMAllow: []string{"acme-*"}}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -141,6 +142,7 @@ func TestHealthAndInfo(t *testing.T) {
 		assert.Equal(t, []any{"sync"}, caps["executionModes"])
 		assert.Equal(t, float64(60000), caps["maxExecutionTimeMs"])
 		assert.Equal(t, float64(DefaultMaxBodyBytes), caps["maxRequestBodyBytes"])
+		assert.Equal(t, float64(4*runtime.GOMAXPROCS(0)), caps["maxConcurrency"], "4 calls per CPU by default")
 		for _, flag := range []string{"supportsStreaming", "supportsCallbacks", "supportsCaching"} {
 			assert.Equal(t, false, caps[flag], flag)
 		}
@@ -232,6 +234,11 @@ func TestInvalidRequests(t *testing.T) {
 		{`{"packageName":"p","name":"x","params":[1]}`, "params must be a JSON object"},
 		{`{"packageName":"p","name":"x","env":"A=1"}`, "env must be a JSON object"},
 		{`{"packageName":"p","name":"x"} {}`, "more than one JSON value"},
+		// Strict: exact key case, no key twice (the last would silently win).
+		{`{"PackageName":"p","name":"x"}`, `the request body has the key "PackageName"; the protocol's field is "packageName" (keys are case-sensitive)`},
+		{`{"packageName":"p","NAME":"x"}`, `the request body has the key "NAME"; the protocol's field is "name"`},
+		{`{"packageName":"p","name":"x","name":"y"}`, `the request body has the key "name" twice`},
+		{`{"packageName":"p","name":"x","env":{"K":"1","K":"2"}}`, `env has the key "K" twice`},
 	}
 	for _, c := range cases {
 		r := f.do(t, "POST", "/execute-tool", c.body)
@@ -308,6 +315,7 @@ func TestToolOutcomes(t *testing.T) {
 		{"factory that throws without the env", `{"packageName":"acme-tools","version":"1.0.0","name":"needsRegion","env":{"REGION":"eu"}}`, "", "", `{"region":"eu"}`},
 		{"registry action", `{"packageName":"text.slug","name":"any","params":{"title":"A Tale of Two"}}`, "", "", `{"removed":["a","of"],"slug":"tale-two"}`},
 		{"registry executor", `{"packageName":"upper","name":"any","params":{"text":"abc"}}`, "", "", `{"text":"ABC"}`},
+		{"a key a later protocol version adds", `{"packageName":"upper","name":"any","params":{"text":"abc"},"importUrl":"https://esm.sh/x"}`, "", "", `{"text":"ABC"}`},
 		{"registry action, bad input", `{"packageName":"text.slug","name":"any","params":{"title":1}}`, CodeToolExecutionError, "TypeError: title must be a string", ""},
 	}
 	for _, c := range cases {
@@ -370,49 +378,49 @@ func TestTraceIDs(t *testing.T) {
 
 func TestLimiter(t *testing.T) {
 	l := newLimiter(1, 1, 20*time.Millisecond)
-	release, ok := l.acquire(context.Background())
-	require.True(t, ok)
+	release, why := l.acquire(context.Background())
+	require.Equal(t, "", why)
 	// The slot is taken: the next caller waits in the queue, then gives up.
-	_, ok = l.acquire(context.Background())
-	assert.False(t, ok, "the wait ran out")
+	_, why = l.acquire(context.Background())
+	assert.Equal(t, refusedQueueWait, why, "the wait ran out")
 	release()
 
 	// With a wait that never runs out, a caller refused at all is refused
 	// because the queue is full.
 	l = newLimiter(1, 1, time.Hour)
-	release, ok = l.acquire(context.Background())
-	require.True(t, ok)
+	release, why = l.acquire(context.Background())
+	require.Equal(t, "", why)
 	type got struct {
 		release func()
-		ok      bool
+		why     string
 	}
 	waiter := make(chan got)
-	go func() { r, ok := l.acquire(context.Background()); waiter <- got{r, ok} }()
+	go func() { r, why := l.acquire(context.Background()); waiter <- got{r, why} }()
 	for len(l.queue) < 2 {
 		time.Sleep(time.Millisecond)
 	}
-	_, ok = l.acquire(context.Background())
-	assert.False(t, ok, "the queue is full")
+	_, why = l.acquire(context.Background())
+	assert.Equal(t, refusedQueueFull, why, "the queue is full")
 	release()
 	w := <-waiter
-	require.True(t, w.ok, "the waiter got the released slot")
+	require.Equal(t, "", w.why, "the waiter got the released slot")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, ok = l.acquire(ctx)
-	assert.False(t, ok, "a cancelled caller stops waiting")
+	_, why = l.acquire(ctx)
+	assert.Equal(t, refusedClientGone, why, "a cancelled caller stops waiting")
 	w.release()
 
-	r, ok := l.acquire(context.Background())
-	require.True(t, ok, "a released slot is free again")
+	r, why := l.acquire(context.Background())
+	require.Equal(t, "", why, "a released slot is free again")
 	r()
 }
 
 func TestSaturationIs503(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.MaxConcurrency = 1; c.QueueLength = 1; c.QueueWait = time.Millisecond })
 	// Hold the only slot and the only queue place.
-	release, ok := f.srv.limit.acquire(context.Background())
-	require.True(t, ok)
+	release, why := f.srv.limit.acquire(context.Background())
+	require.Equal(t, "", why)
 	defer release()
 	f.srv.limit.queue <- struct{}{}
 	defer func() { <-f.srv.limit.queue }()
@@ -421,6 +429,8 @@ func TestSaturationIs503(t *testing.T) {
 	assert.Equal(t, "1", r.header.Get("Retry-After"))
 	assert.Equal(t, CodeServiceUnavailable, errorCode(r))
 	assert.Empty(t, f.sink.Records(), "nothing ran, nothing was audited")
+	m := f.do(t, "GET", "/metrics", "")
+	assert.Contains(t, m.raw, `wasmgate_admission_refusals_total{reason="queue_full"} 1`)
 }
 
 func TestMetrics(t *testing.T) {
@@ -493,4 +503,81 @@ func TestUnadmittedToolsAreAudited(t *testing.T) {
 	assert.Equal(t, "acme-tools/nope", recs[0].Action)
 	assert.Equal(t, "acme_tools__nope", recs[0].ExecutorID)
 	assert.Equal(t, "BLOCKED", string(recs[0].Status))
+}
+
+// With a registry, the server fetches only the npm packages --npm-allow
+// names; every other name is refused as PACKAGE_NOT_FOUND, BLOCKED and
+// audited, before the store or npm is asked. Without a registry, any.
+func TestNPMAllow(t *testing.T) {
+	cases := []struct {
+		name  string
+		allow []string
+		noReg bool
+		ok    bool
+	}{
+		{"a registry and no allow-list: registry only", nil, false, false},
+		{"an empty allow-list", []string{}, false, false},
+		{"a pattern that matches", []string{"other", "acme-*"}, false, true},
+		{"a pattern that does not", []string{"@acme/*"}, false, false},
+		{"every package", []string{"*"}, false, true},
+		{"no registry: every package", nil, true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, func(cfg *Config) {
+				cfg.NPMAllow = c.allow
+				if c.noReg {
+					cfg.Registry = nil
+				}
+			})
+			r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`))
+			require.Equal(t, http.StatusOK, r.status, r.raw)
+			recs := f.sink.Records()
+			require.Len(t, recs, 1, "the call is audited either way")
+			if c.ok {
+				assert.Equal(t, true, r.body["success"], r.raw)
+				assert.Equal(t, "SUCCESS", recs[0].Status)
+				return
+			}
+			assert.Equal(t, CodePackageNotFound, errorCode(r))
+			assert.Contains(t, errorMessage(r), "package acme-tools is not served here: it is not in the registry, and this server fetches only npm packages matching")
+			assert.Equal(t, "PACKAGE_IMPORT_FAILED", r.body["errorCode"])
+			assert.Equal(t, "BLOCKED", recs[0].Status)
+			assert.Equal(t, []string{"ACTION_UNKNOWN"}, recs[0].ReasonCodes)
+			assert.Equal(t, "acme-tools/shout", recs[0].Action)
+			v := r.body["wasmgate"].(map[string]any)
+			assert.Equal(t, "BLOCKED", v["status"])
+		})
+	}
+	// Registry actions are served whatever the allow-list.
+	f := newFixture(t, func(cfg *Config) { cfg.NPMAllow = nil })
+	r := f.do(t, "POST", "/execute-tool", `{"packageName":"upper","name":"any","params":{"text":"abc"}}`)
+	assert.Equal(t, true, r.body["success"], r.raw)
+	info := f.do(t, "GET", "/info", "")
+	assert.Equal(t, map[string]any{"npmAllow": []any{}}, info.body["wasmgate"])
+	open := newFixture(t, func(cfg *Config) { cfg.Registry, cfg.NPMAllow = nil, nil })
+	assert.Equal(t, map[string]any{"npmAllow": []any{"*"}}, open.do(t, "GET", "/info", "").body["wasmgate"])
+}
+
+// A package npm does not have is PACKAGE_NOT_FOUND for the client, and a
+// BLOCKED, audited call (EXECUTOR_NOT_FOUND) for the deployment.
+func TestPackageNotFoundIsAudited(t *testing.T) {
+	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"error":"Not found"}`)
+	}))
+	t.Cleanup(registry.Close)
+	t.Setenv("npm_config_registry", registry.URL+"/")
+	t.Setenv("npm_config_cache", t.TempDir())
+	f := newFixture(t, nil)
+	r := f.do(t, "POST", "/execute-tool", execute("acme-gone", "t", `{}`))
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	assert.Equal(t, CodePackageNotFound, errorCode(r))
+	assert.Contains(t, errorMessage(r), "acme-gone@1.0.0")
+	recs := f.sink.Records()
+	require.Len(t, recs, 1)
+	assert.Equal(t, "BLOCKED", recs[0].Status)
+	assert.Equal(t, []string{"EXECUTOR_NOT_FOUND"}, recs[0].ReasonCodes)
+	assert.Equal(t, "acme-gone/t", recs[0].Action)
+	assert.Equal(t, "acme_gone__t", recs[0].ExecutorID)
 }
