@@ -21,8 +21,12 @@ type Manifest struct {
 	Limits       Limits   `json:"limits"`
 }
 
-// Limits bound one execution. A zero field means "not set"; WithDefaults
-// fills it in.
+// Limits bound one execution. A field left at zero is not set, and
+// WithDefaults fills it in. A field set to zero on purpose (a manifest's
+// "max_list_items": 0, the flag --max-list-items 0, SetZero) is zero: a
+// list limit of 0 admits no list items. Only max_depth, max_list_items and
+// max_output_bytes can be zero; at zero the others would admit nothing,
+// and are refused by name.
 type Limits struct {
 	TimeoutMs       int64  `json:"timeout_ms,omitempty"`
 	MaxPayloadBytes int64  `json:"max_payload_bytes,omitempty"`
@@ -31,6 +35,137 @@ type Limits struct {
 	Fuel            uint64 `json:"fuel,omitempty"`
 	MemoryPages     uint32 `json:"memory_pages,omitempty"`
 	MaxOutputBytes  int64  `json:"max_output_bytes,omitempty"`
+
+	// zero marks the fields set to zero on purpose.
+	zero zeroLimits
+}
+
+// zeroLimits is a set of the limits that can be zero.
+type zeroLimits uint8
+
+const (
+	zeroMaxDepth zeroLimits = 1 << iota
+	zeroMaxListItems
+	zeroMaxOutputBytes
+)
+
+// limitNames are the limits' names, as manifests and messages spell them,
+// with the bit of those that can be zero.
+var limitNames = map[string]zeroLimits{
+	"timeout_ms": 0, "max_payload_bytes": 0, "fuel": 0, "memory_pages": 0,
+	"max_depth": zeroMaxDepth, "max_list_items": zeroMaxListItems, "max_output_bytes": zeroMaxOutputBytes,
+}
+
+// SetZero returns l with the limit name (as a manifest spells it:
+// "max_list_items") set to zero on purpose.
+//
+// # Errors
+//
+// When name is no limit, or one that admits nothing at zero (timeout_ms,
+// max_payload_bytes, fuel, memory_pages).
+func (l Limits) SetZero(name string) (Limits, error) {
+	bit, ok := limitNames[name]
+	switch {
+	case !ok:
+		return l, fmt.Errorf("%q is not a limit", name)
+	case bit == 0:
+		return l, fmt.Errorf("limits.%s cannot be 0: it would admit nothing (leave it out for the default)", name)
+	}
+	l.zero |= bit
+	switch bit {
+	case zeroMaxDepth:
+		l.MaxDepth = 0
+	case zeroMaxListItems:
+		l.MaxListItems = 0
+	case zeroMaxOutputBytes:
+		l.MaxOutputBytes = 0
+	}
+	return l, nil
+}
+
+// UnmarshalJSON reads limits as a manifest writes them, refusing unknown
+// names (a misspelled limit must not silently fall back to a default) and
+// telling a limit given as 0 from one left out.
+func (l *Limits) UnmarshalJSON(b []byte) error {
+	var v struct {
+		TimeoutMs       *int64  `json:"timeout_ms"`
+		MaxPayloadBytes *int64  `json:"max_payload_bytes"`
+		MaxDepth        *int    `json:"max_depth"`
+		MaxListItems    *int    `json:"max_list_items"`
+		Fuel            *uint64 `json:"fuel"`
+		MemoryPages     *uint32 `json:"memory_pages"`
+		MaxOutputBytes  *int64  `json:"max_output_bytes"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	var out Limits
+	var err error
+	zero := func(name string) {
+		if err == nil {
+			out, err = out.SetZero(name)
+		}
+	}
+	if v.TimeoutMs != nil {
+		if out.TimeoutMs = *v.TimeoutMs; out.TimeoutMs == 0 {
+			zero("timeout_ms")
+		}
+	}
+	if v.MaxPayloadBytes != nil {
+		if out.MaxPayloadBytes = *v.MaxPayloadBytes; out.MaxPayloadBytes == 0 {
+			zero("max_payload_bytes")
+		}
+	}
+	if v.MaxDepth != nil {
+		if out.MaxDepth = *v.MaxDepth; out.MaxDepth == 0 {
+			zero("max_depth")
+		}
+	}
+	if v.MaxListItems != nil {
+		if out.MaxListItems = *v.MaxListItems; out.MaxListItems == 0 {
+			zero("max_list_items")
+		}
+	}
+	if v.Fuel != nil {
+		if out.Fuel = *v.Fuel; out.Fuel == 0 {
+			zero("fuel")
+		}
+	}
+	if v.MemoryPages != nil {
+		if out.MemoryPages = *v.MemoryPages; out.MemoryPages == 0 {
+			zero("memory_pages")
+		}
+	}
+	if v.MaxOutputBytes != nil {
+		if out.MaxOutputBytes = *v.MaxOutputBytes; out.MaxOutputBytes == 0 {
+			zero("max_output_bytes")
+		}
+	}
+	if err != nil {
+		return err
+	}
+	*l = out
+	return nil
+}
+
+// MarshalJSON writes the limits that are set, those set to zero included.
+func (l Limits) MarshalJSON() ([]byte, error) {
+	m := map[string]any{}
+	set := func(name string, v, zero bool, val any) {
+		if v || zero {
+			m[name] = val
+		}
+	}
+	set("timeout_ms", l.TimeoutMs != 0, false, l.TimeoutMs)
+	set("max_payload_bytes", l.MaxPayloadBytes != 0, false, l.MaxPayloadBytes)
+	set("max_depth", l.MaxDepth != 0, l.zero&zeroMaxDepth != 0, l.MaxDepth)
+	set("max_list_items", l.MaxListItems != 0, l.zero&zeroMaxListItems != 0, l.MaxListItems)
+	set("fuel", l.Fuel != 0, false, l.Fuel)
+	set("memory_pages", l.MemoryPages != 0, false, l.MemoryPages)
+	set("max_output_bytes", l.MaxOutputBytes != 0, l.zero&zeroMaxOutputBytes != 0, l.MaxOutputBytes)
+	return json.Marshal(m)
 }
 
 // DefaultLimits are the limits of an executor that sets none: the figures of
@@ -48,7 +183,8 @@ var DefaultLimits = Limits{
 // MaxMemoryPages is the most a 32-bit memory can hold (4 GiB).
 const MaxMemoryPages = 65536
 
-// WithDefaults returns l with every unset field taken from d.
+// WithDefaults returns l with every unset field taken from d (a field set
+// to zero on purpose is set).
 func (l Limits) WithDefaults(d Limits) Limits {
 	if l.TimeoutMs == 0 {
 		l.TimeoutMs = d.TimeoutMs
@@ -56,11 +192,13 @@ func (l Limits) WithDefaults(d Limits) Limits {
 	if l.MaxPayloadBytes == 0 {
 		l.MaxPayloadBytes = d.MaxPayloadBytes
 	}
-	if l.MaxDepth == 0 {
+	if l.MaxDepth == 0 && l.zero&zeroMaxDepth == 0 {
 		l.MaxDepth = d.MaxDepth
+		l.zero |= d.zero & zeroMaxDepth
 	}
-	if l.MaxListItems == 0 {
+	if l.MaxListItems == 0 && l.zero&zeroMaxListItems == 0 {
 		l.MaxListItems = d.MaxListItems
+		l.zero |= d.zero & zeroMaxListItems
 	}
 	if l.Fuel == 0 {
 		l.Fuel = d.Fuel
@@ -68,8 +206,9 @@ func (l Limits) WithDefaults(d Limits) Limits {
 	if l.MemoryPages == 0 {
 		l.MemoryPages = d.MemoryPages
 	}
-	if l.MaxOutputBytes == 0 {
+	if l.MaxOutputBytes == 0 && l.zero&zeroMaxOutputBytes == 0 {
 		l.MaxOutputBytes = d.MaxOutputBytes
+		l.zero |= d.zero & zeroMaxOutputBytes
 	}
 	return l
 }

@@ -161,6 +161,31 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// limitFlags are the flags that set a limit, by the limit's name.
+var limitFlags = map[string]string{
+	"timeout-ms": "timeout_ms", "max-payload-bytes": "max_payload_bytes", "max-depth": "max_depth",
+	"max-list-items": "max_list_items", "fuel": "fuel", "memory-pages": "memory_pages",
+	"max-output-bytes": "max_output_bytes",
+}
+
+// zeroLimits applies the limit flags given as 0: such a limit is zero (a
+// list limit of 0 admits no list items), not "the default", which is
+// leaving the flag out; a limit that would admit nothing at zero is a usage
+// error naming the flag.
+func zeroLimits(fs *flag.FlagSet, l runtime.Limits) (runtime.Limits, error) {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		name, ok := limitFlags[f.Name]
+		if !ok || err != nil || f.Value.String() != "0" {
+			return
+		}
+		if l, err = l.SetZero(name); err != nil {
+			err = usagef("--%s 0 would admit nothing: leave the flag out for the default", f.Name)
+		}
+	})
+	return l, err
+}
+
 // flagSet reports whether the command line set the flag name (given as
 // anything, zero included), as opposed to leaving its default.
 func flagSet(fs *flag.FlagSet, name string) bool {

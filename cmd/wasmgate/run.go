@@ -47,6 +47,10 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return e.fail("run", &usageError{err.Error()})
 	}
+	var err error
+	if f.limits, err = zeroLimits(fs, f.limits); err != nil {
+		return e.fail("run", err)
+	}
 	res, err := e.execute(ctx, f)
 	if err != nil && res.Status == "" {
 		return e.fail("run", err)

@@ -59,6 +59,9 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	if len(files) != 1 {
 		return e.fail("script", usagef("want one script FILE (.ts .mts .cts .js .mjs .cjs), got %d arguments", len(files)))
 	}
+	if limits, err = zeroLimits(fs, limits); err != nil {
+		return e.fail("script", err)
+	}
 	if err := limits.Validate(); err != nil {
 		return e.fail("script", usagef("%v", err))
 	}

@@ -632,32 +632,21 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeli
 	})
 }
 
-// toolLimits are the limits of an npm tool called over HTTP, for every
-// field its manifest leaves unset: a wall-clock limit of the server's
-// execution time, and room for the request body the server accepts.
+// toolLimits are the limits of an npm tool called over HTTP: its
+// manifest's, and for every field it leaves unset, a wall-clock limit of
+// the server's execution time and room for the request body the server
+// accepts. They are the route's limits, so they take precedence over the
+// manifest's exactly where the manifest is silent.
 func (c *toolCache) toolLimits(m wgruntime.Limits) wgruntime.Limits {
-	var l wgruntime.Limits
-	if m.TimeoutMs == 0 {
-		l.TimeoutMs = c.cfg.MaxExecutionTime.Milliseconds()
-	}
-	if m.Fuel == 0 {
-		l.Fuel = 20_000_000_000
-	}
-	if m.MemoryPages == 0 {
-		l.MemoryPages = 1024
-	}
-	if m.MaxPayloadBytes == 0 {
+	return m.WithDefaults(wgruntime.Limits{
+		TimeoutMs: c.cfg.MaxExecutionTime.Milliseconds(),
+		Fuel:      20_000_000_000,
+		// 64 MiB.
+		MemoryPages: 1024,
 		// Checked on the output too.
-		l.MaxPayloadBytes = max(c.cfg.MaxBodyBytes, 10<<20)
-	}
-	if m.MaxOutputBytes == 0 {
-		l.MaxOutputBytes = 10 << 20
-	}
-	if m.MaxDepth == 0 {
-		l.MaxDepth = 64
-	}
-	if m.MaxListItems == 0 {
-		l.MaxListItems = 100_000
-	}
-	return l
+		MaxPayloadBytes: max(c.cfg.MaxBodyBytes, 10<<20),
+		MaxOutputBytes:  10 << 20,
+		MaxDepth:        64,
+		MaxListItems:    100_000,
+	})
 }
