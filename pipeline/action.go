@@ -86,4 +86,8 @@ type ActionResult struct {
 	// Log is the executor's bounded diagnostic output (stderr), for the
 	// caller only: never audited.
 	Log string `json:"log,omitempty"`
+
+	// guestMessage says that Message quotes the executor (its failure's
+	// text), which digest-only results withhold.
+	guestMessage bool
 }

@@ -30,13 +30,18 @@ type Pipeline struct {
 	registry *Registry
 	sink     audit.Sink
 	now      func() time.Time
+	results  Results
 }
 
 // New returns a pipeline that resolves actions through registry and appends
 // one record per action to sink. Every action is audited: there is no
 // pipeline without a sink (use audit.NewMemorySink to keep records in memory).
-func New(registry *Registry, sink audit.Sink) *Pipeline {
-	return &Pipeline{registry: registry, sink: sink, now: time.Now}
+func New(registry *Registry, sink audit.Sink, opts ...Option) *Pipeline {
+	p := &Pipeline{registry: registry, sink: sink, now: time.Now}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 // Registry is the registry the pipeline resolves actions through.
@@ -55,6 +60,11 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 // still audited (BLOCKED, EXECUTOR_TIMEOUT) and the returned result says so.
 // ErrInternal when the engine failed; the action is audited as FAILED.
 func (p *Pipeline) Execute(ctx context.Context, req ActionRequest) (ActionResult, error) {
+	res, err := p.execute(ctx, req)
+	return p.results.Present(res), err
+}
+
+func (p *Pipeline) execute(ctx context.Context, req ActionRequest) (ActionResult, error) {
 	start := p.now()
 	res := ActionResult{Action: req.Action, TraceID: req.TraceID, TsUTC: req.TsUTC, ReasonCodes: []ReasonCode{}}
 	if res.TraceID == "" {
@@ -139,8 +149,10 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 		return p.deliver(res, out.Output, limits)
 	case runtime.Failed:
 		block(res, StatusFailed, out.Message, ExecutorException)
+		res.guestMessage = true
 	case runtime.OutputNotJSON:
 		block(res, StatusFailed, out.Message, ExecutorException, OutputNotJSON)
+		res.guestMessage = true
 	case runtime.FuelExhausted:
 		block(res, StatusBlocked, out.Message, LimitExceeded, FuelExhausted)
 	case runtime.StackExhausted:
@@ -170,6 +182,7 @@ func (p *Pipeline) deliver(res *ActionResult, output []byte, limits runtime.Limi
 	}
 	if err != nil {
 		block(res, StatusFailed, fmt.Sprintf("output is not JSON: %v", err), ExecutorException, OutputNotJSON)
+		res.guestMessage = true // the error may quote the output
 		return nil
 	}
 	if codes, msg := checkShape("output", canon, limits, true); len(codes) > 0 {
