@@ -1,6 +1,9 @@
 package pipeline
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Results says what an ActionResult carries back to its caller.
 type Results int
@@ -55,7 +58,13 @@ func (r Results) Present(res ActionResult) ActionResult {
 	}
 	res.Output, res.Log = nil, ""
 	if res.guestMessage {
-		res.Message = withheld
+		// A tool that proved no tool keeps saying so (fronts map it to
+		// their TOOL_INVALID), but not what it threw.
+		if strings.HasPrefix(res.Message, "TOOL_INVALID: ") {
+			res.Message = "TOOL_INVALID: " + withheld
+		} else {
+			res.Message = withheld
+		}
 	}
 	return res
 }

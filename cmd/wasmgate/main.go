@@ -161,6 +161,9 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// resultsUsage documents --results on every command that has it.
+const resultsUsage = "what results carry: full, or digest-only (the verdict and digests: no output, log or message quoting the executor)"
+
 // limitFlags are the flags that set a limit, by the limit's name.
 var limitFlags = map[string]string{
 	"timeout-ms": "timeout_ms", "max-payload-bytes": "max_payload_bytes", "max-depth": "max_depth",

@@ -108,6 +108,7 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	config := fs.String("config", "", "registry configuration (JSON): its actions are the step kinds (required)")
 	auditPath := fs.String("audit", "", "append every step's audit record to this JSON Lines file")
 	concurrency := fs.Int("concurrency", jsonrpc.DefaultConcurrency, "runs executing at once; more wait")
+	resultsFlag := fs.String("results", "full", resultsUsage+"; digest-only: Poll reports no step outputs, only their digests")
 	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.Usage = func() {
@@ -133,6 +134,10 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	name, err := runtime.ParseEngineName(*engineName)
 	if err != nil {
 		return e.fail("rep", usagef("--engine: %v", err))
+	}
+	results, err := pipeline.ParseResults(*resultsFlag)
+	if err != nil {
+		return e.fail("rep", usagef("--results: %v", err))
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 	if defaults.logJSON {
@@ -164,6 +169,7 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 
 	srv, err := jsonrpc.NewServer(jsonrpc.Config{
 		Pipeline:       pipeline.New(reg, sink),
+		Results:        results,
 		Concurrency:    *concurrency,
 		DefaultRunID:   defaults.runID,
 		DefaultTraceID: defaults.traceID,

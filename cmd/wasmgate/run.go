@@ -23,6 +23,7 @@ type runFlags struct {
 	input, inputFile, audit   string
 	engine, cacheDir, traceID string
 	limits                    runtime.Limits
+	results                   string
 }
 
 func (e env) runCmd(ctx context.Context, args []string) int {
@@ -36,6 +37,7 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	fs.StringVar(&f.engine, "engine", string(runtime.EngineWazero), engineUsage)
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.StringVar(&f.traceID, "trace-id", "", "trace id (UUID) of the request (default: random)")
+	fs.StringVar(&f.results, "results", "full", resultsUsage)
 	pretty := fs.Bool("pretty", false, "indent the printed result (the output is then re-indented too)")
 	fs.Int64Var(&f.limits.TimeoutMs, "timeout-ms", 0, "wall-clock limit in milliseconds (default: manifest, else 1000)")
 	fs.Var(uint32Flag{&f.limits.MemoryPages}, "memory-pages", "memory limit in 64 KiB pages (default: manifest, else 256)")
@@ -91,6 +93,10 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 	if err := f.limits.Validate(); err != nil {
 		return none, usagef("%v", err)
 	}
+	results, err := pipeline.ParseResults(f.results)
+	if err != nil {
+		return none, usagef("--results: %v", err)
+	}
 	engineName, err := runtime.ParseEngineName(f.engine)
 	if err != nil {
 		return none, usagef("--engine: %v", err)
@@ -128,7 +134,7 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 	}
 	defer sink.Close()
 
-	res, err := pipeline.New(reg, sink).Execute(ctx, pipeline.ActionRequest{
+	res, err := pipeline.New(reg, sink, pipeline.WithResults(results)).Execute(ctx, pipeline.ActionRequest{
 		Action: action, Payload: payload, TraceID: f.traceID,
 	})
 	if errors.Is(err, pipeline.ErrInvalidRequest) {

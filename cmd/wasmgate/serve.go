@@ -21,7 +21,7 @@ import (
 const serveHelp = `Usage:
   wasmgate serve [--addr 127.0.0.1:8080] [--config FILE] [--tools-dir DIR] [--audit FILE]
                  [--npm-allow PATTERN,...] [--max-concurrency N] [--queue-wait D]
-                 [--log-format text|json] [--auth-all]
+                 [--log-format text|json] [--auth-all] [--results full|digest-only]
 
 Serves the HTTP executor protocol v1.0: GET /health, POST /execute-tool,
 GET /info (also under /api/), and GET /metrics (Prometheus). A request's
@@ -55,6 +55,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	maxBody := fs.Int64("max-body-bytes", httpexec.DefaultMaxBodyBytes, "largest request body accepted")
 	maxExec := fs.Duration("max-execution-time", httpexec.DefaultMaxExecutionTime, "wall-clock limit of one tool call, advertised by /info (the protocol asks for at least 60s; less is for tests)")
+	resultsFlag := fs.String("results", "full", resultsUsage)
 	authAll := fs.Bool("auth-all", false, "require EXECUTOR_API_KEY on every route (/health, /info, /metrics too), not only on /execute-tool")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveHelp)
@@ -85,6 +86,10 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	name, err := runtime.ParseEngineName(*engineName)
 	if err != nil {
 		return e.fail("serve", usagef("--engine: %v", err))
+	}
+	results, err := pipeline.ParseResults(*resultsFlag)
+	if err != nil {
+		return e.fail("serve", usagef("--results: %v", err))
 	}
 	var allow []string // nil: the server's default (none with a registry, any without)
 	if flagSet(fs, "npm-allow") {
@@ -147,6 +152,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		QueueLength:           *queueLength,
 		QueueWait:             *queueWait,
 		NPMAllow:              allow,
+		Results:               results,
 		MaxBodyBytes:          *maxBody,
 		MaxExecutionTime:      *maxExec,
 		ImplementationVersion: implementationVersion,

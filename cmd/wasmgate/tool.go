@@ -19,7 +19,7 @@ import (
 const toolHelp = `Usage:
   wasmgate tool run ID [--json] [--tools DIR] [--input JSON] [--config JSON]
                        [--max-output-bytes N] [--max-events N] [--audit FILE]
-  wasmgate tool serve-stdio ID [--tools DIR] [--audit FILE] [--verdict]
+  wasmgate tool serve-stdio ID [--tools DIR] [--audit FILE] [--verdict] [--results full|digest-only]
 
 The NDJSON tool protocol v1. A tool is a directory with a manifest.json
 under DIR (default DIR: ./tools) with manifestVersion 1, id (kebab-case),
@@ -72,12 +72,13 @@ func (e env) toolCmd(ctx context.Context, args []string) int {
 
 // toolFlags are the flags of both sides.
 type toolFlags struct {
-	tools, audit string
+	tools, audit, results string
 }
 
 func (f *toolFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tools, "tools", "tools", "directory of the tools (DIR/**/manifest.json)")
 	fs.StringVar(&f.audit, "audit", "", "append the run's audit record to this JSON Lines file (default: checked and dropped)")
+	fs.StringVar(&f.results, "results", "full", resultsUsage+"; digest-only: the result payload is {\"output_digest\": …}, no log events")
 }
 
 // parseTool parses a subcommand's flags around its one argument, the tool id.
@@ -110,6 +111,9 @@ func (e env) toolRunCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail(name, err)
 	}
+	if _, err := pipeline.ParseResults(f.results); err != nil {
+		return e.fail(name, usagef("--results: %v", err))
+	}
 	switch {
 	case *maxBytes <= 0:
 		return e.fail(name, usagef("--max-output-bytes must be positive"))
@@ -124,7 +128,7 @@ func (e env) toolRunCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail(name, fmt.Errorf("cannot find the wasmgate executable to run the tool side: %w", err))
 	}
-	child := []string{"tool", "serve-stdio", id, "--tools", f.tools}
+	child := []string{"tool", "serve-stdio", id, "--tools", f.tools, "--results", f.results}
 	if f.audit != "" {
 		child = append(child, "--audit", f.audit)
 	}
@@ -186,9 +190,14 @@ func (e env) toolServeCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail(name, err)
 	}
+	results, err := pipeline.ParseResults(f.results)
+	if err != nil {
+		return e.fail(name, usagef("--results: %v", err))
+	}
 	cfg := toolproto.ServeConfig{
 		ToolsDir: filepath.Clean(f.tools), ToolID: id,
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Verdict: *verdict,
+		Results: results,
 	}
 	// From here on every problem is an error event: the runner on the
 	// other side reads stdout, and exits 2 or more mean a crash.

@@ -424,7 +424,7 @@ func (s *Server) resolve(ctx context.Context, req executeRequest) (p *pipeline.P
 	action = refusedAction(req)
 	if !s.npmAllowed(req.PackageName) {
 		// Not an action of this deployment: ACTION_UNKNOWN.
-		return pipeline.New(pipeline.NewRegistry(), s.cfg.Sink), action, &errDetail{CodePackageNotFound,
+		return pipeline.New(pipeline.NewRegistry(), s.cfg.Sink, pipeline.WithResults(s.cfg.Results)), action, &errDetail{CodePackageNotFound,
 			fmt.Sprintf("package %s is not served here: it is not in the registry, and this server fetches only npm packages matching %s", req.PackageName, s.npmAllowText())}, nil
 	}
 	p, action, err := s.tools.packageTool(ctx, req.PackageName+"@"+req.Version, req.Name)
@@ -432,7 +432,7 @@ func (s *Server) resolve(ctx context.Context, req executeRequest) (p *pipeline.P
 		reg := pipeline.NewRegistry()
 		id := pipeline.ExecutorIDFrom(req.PackageName + "__" + req.Name)
 		if reg.AddMissing(id, err) == nil && reg.AddAction(refusedAction(req), pipeline.Route{Executor: id, Version: "*"}) == nil {
-			return pipeline.New(reg, s.cfg.Sink), refusedAction(req), toolError(err), nil
+			return pipeline.New(reg, s.cfg.Sink, pipeline.WithResults(s.cfg.Results)), refusedAction(req), toolError(err), nil
 		}
 	}
 	if err != nil {
@@ -534,7 +534,7 @@ type toolEntry struct {
 func newToolCache(cfg Config) *toolCache {
 	c := &toolCache{cfg: cfg, entries: map[string]*toolEntry{}}
 	if cfg.Registry != nil {
-		c.reg = pipeline.New(cfg.Registry, cfg.Sink)
+		c.reg = pipeline.New(cfg.Registry, cfg.Sink, pipeline.WithResults(cfg.Results))
 	}
 	return c
 }
@@ -579,7 +579,7 @@ func (c *toolCache) executorPipeline(id string, e pipeline.Executor) (*pipeline.
 		if err := reg.AddAction(id, pipeline.Route{Executor: id, Version: "*"}); err != nil {
 			return nil, "", err
 		}
-		return pipeline.New(reg, c.cfg.Sink), id, nil
+		return pipeline.New(reg, c.cfg.Sink, pipeline.WithResults(c.cfg.Results)), id, nil
 	})
 	return p, err
 }
@@ -628,7 +628,7 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeli
 		if err := reg.AddAction(action, route); err != nil {
 			return nil, "", err
 		}
-		return pipeline.New(reg, c.cfg.Sink), action, nil
+		return pipeline.New(reg, c.cfg.Sink, pipeline.WithResults(c.cfg.Results)), action, nil
 	})
 }
 

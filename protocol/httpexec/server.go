@@ -79,6 +79,11 @@ type Config struct {
 	// description secures: /health and /info stay open, as clients probe
 	// them without a key.
 	APIKey string
+	// Results is what a call's answer carries (pipeline.ResultsFull by
+	// default). With pipeline.ResultsDigestOnly a success answers output
+	// null (the digest is in the verdict), and a failure's message never
+	// quotes the tool.
+	Results pipeline.Results
 	// AuthAll extends the key to every route (/health, /info, /metrics)
 	// but OPTIONS preflights, for deployments that want nothing open.
 	AuthAll bool
@@ -261,7 +266,7 @@ func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
 		},
 		// What this deployment lets requests fetch from npm, beyond its
 		// registry ("*": any package).
-		"wasmgate": map[string]any{"npmAllow": s.NPMAllowed()},
+		"wasmgate": map[string]any{"npmAllow": s.NPMAllowed(), "results": s.cfg.Results.String()},
 		"runtime": map[string]any{
 			"platform":  platform(),
 			"arch":      runtime.GOARCH,

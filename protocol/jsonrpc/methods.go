@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/jsonrpc/flow"
 )
 
@@ -240,7 +241,12 @@ func (s *Server) poll(p json.RawMessage) (any, *rpcError) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	return r.snapshot(params.Since), nil
+	res := r.snapshot(params.Since)
+	if s.cfg.Results == pipeline.ResultsDigestOnly {
+		// The outputs' digests are in the step events' results.
+		res.Summary.Outputs = map[string]json.RawMessage{}
+	}
+	return res, nil
 }
 
 // cancelResult is REP's {ok: true} (§5.4) and what became of the run.

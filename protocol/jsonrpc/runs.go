@@ -240,7 +240,9 @@ func (s *Server) step(traceID string) flow.StepFunc {
 		}
 		verdict := res
 		verdict.Output, verdict.Message, verdict.Log = nil, "", ""
-		out := flow.Outcome{Result: verdict, Message: res.Message}
+		// What the run reports is as the results mode shows it; the output
+		// itself stays for the steps that reference it.
+		out := flow.Outcome{Result: verdict, Message: s.cfg.Results.Present(res).Message}
 		switch {
 		case err != nil:
 			// Cancelled (the flow tells which deadline), or the engine

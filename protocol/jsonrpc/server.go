@@ -117,8 +117,14 @@ const (
 // Config configures a Server. Pipeline is required.
 type Config struct {
 	// Pipeline runs every action step; its registry's actions are the step
-	// kinds.
+	// kinds. It must return full results: steps reference each other's
+	// outputs.
 	Pipeline *pipeline.Pipeline
+	// Results is what Poll reports. With pipeline.ResultsDigestOnly, the
+	// steps' outputs stay inside the run (summary.outputs is empty; each
+	// step event's result has the output digest) and no message quotes an
+	// executor.
+	Results pipeline.Results
 	// Concurrency is how many runs execute at once (default 4); more wait.
 	Concurrency int
 	// DefaultRunID is the run id of the first run that brings none.

@@ -45,6 +45,12 @@ type ServeConfig struct {
 	// Verdict writes the run's governance verdict (FormatVerdict) to
 	// Stderr too, for a person; programs read it from the audit log.
 	Verdict bool
+	// Results is what the events carry. With pipeline.ResultsDigestOnly,
+	// nothing the tool wrote leaves the run: the result payload is
+	// {"output_digest": …} ({} for no output), no log events are written,
+	// an error's message never quotes the tool (its code stays), and no
+	// stack or stderr reaches Stderr.
+	Results pipeline.Results
 }
 
 // Serve is the tool side of the protocol. It writes started, reads the
@@ -184,12 +190,14 @@ func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeou
 	// A JS tool's console calls become log events as they are made; what
 	// it threw becomes the error event's code.
 	var thrown *jstool.Exception
-	ctx = jstool.WithObserver(ctx, jstool.Observer{
-		Log:   s.log,
-		Threw: func(e jstool.Exception) { thrown = &e },
-	})
+	digestOnly := s.cfg.Results == pipeline.ResultsDigestOnly
+	observer := jstool.Observer{Log: s.log, Threw: func(e jstool.Exception) { thrown = &e }}
+	if digestOnly {
+		observer.Log = nil
+	}
+	ctx = jstool.WithObserver(ctx, observer)
 	s.setLogging(true)
-	res, err := pipeline.New(reg, s.cfg.Sink).Execute(ctx, pipeline.ActionRequest{Action: reg.Actions()[0], Payload: input})
+	res, err := pipeline.New(reg, s.cfg.Sink, pipeline.WithResults(s.cfg.Results)).Execute(ctx, pipeline.ActionRequest{Action: reg.Actions()[0], Payload: input})
 	if logErr := s.setLogging(false); logErr != nil {
 		return Event{}, logErr
 	}
@@ -199,6 +207,11 @@ func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeou
 	if m.Runtime == RuntimeWasm && res.Log != "" {
 		// A Wasm tool's stderr is what a tool's stderr is for: diagnostics.
 		s.diagnose(res.Log)
+	}
+	if thrown != nil && digestOnly {
+		// Its code and recoverable flag are the protocol's; its text is
+		// the tool's.
+		thrown.Name, thrown.Message, thrown.Description = "", res.Message, ""
 	}
 	if thrown != nil && strings.Contains(thrown.Description, "\n") {
 		s.diagnose(thrown.Description) // the stack goes to stderr
@@ -211,6 +224,12 @@ func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeou
 		return s.fail(CodeCancelled, false, "the run was cancelled: "+err.Error())
 	case err != nil:
 		return s.fail(CodeInternalError, false, err.Error())
+	case res.Status == pipeline.StatusSuccess && digestOnly:
+		payload := json.RawMessage("{}")
+		if res.OutputDigest != nil {
+			payload, _ = json.Marshal(map[string]string{"output_digest": *res.OutputDigest})
+		}
+		return s.w.Write(EventResult, payload)
 	case res.Status == pipeline.StatusSuccess:
 		return s.w.Write(EventResult, ResultPayload(res.Output))
 	}
