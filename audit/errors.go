@@ -36,6 +36,11 @@ const (
 
 	// ErrChainBroken is matched by every *ChainError.
 	ErrChainBroken = errorString("audit: log chain broken")
+
+	// ErrTornTail is matched by the *ChainError of a log whose last line
+	// has no newline: an append cut short (a crash, a full disk). Repair
+	// cuts such a tail back to the last complete record.
+	ErrTornTail = errorString("audit: log ends in a torn line")
 )
 
 // SyntaxError says why and where Canonicalize refused its input.
@@ -65,6 +70,8 @@ func (e *SyntaxError) Unwrap() error {
 type ChainError struct {
 	Line   int    // 1-based line number
 	Reason string // what is wrong with it
+	// Torn is set when the line is the log's last and has no newline.
+	Torn bool
 }
 
 func (e *ChainError) Error() string {
@@ -73,3 +80,6 @@ func (e *ChainError) Error() string {
 
 // Unwrap returns ErrChainBroken.
 func (e *ChainError) Unwrap() error { return ErrChainBroken }
+
+// Is matches ErrTornTail when the line is torn.
+func (e *ChainError) Is(target error) bool { return e.Torn && target == ErrTornTail }

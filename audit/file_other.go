@@ -2,14 +2,17 @@
 
 package audit
 
-import "os"
+import (
+	"os"
+	"time"
+)
 
 // canLock reports whether lockFile keeps a second sink away.
 const canLock = false
 
 // lockFile does nothing where flock is missing: keeping a second writer away
 // is then the deployment's job.
-func lockFile(*os.File) error { return nil }
+func lockFile(*os.File, time.Duration) error { return nil }
 
 // syncDir does nothing where directories cannot be fsynced (Windows).
 func syncDir(string) error { return nil }

@@ -6,86 +6,139 @@ import (
 	"strconv"
 )
 
-// EventActionAudit is the event_type of every Record.
-const EventActionAudit = "action_audit"
+// Event types: every line of a log is one of these.
+const (
+	// EventActionAudit is the verdict on one action: what was asked, what
+	// ran, what came of it.
+	EventActionAudit = "action_audit"
+	// EventActionAttempt is written before an executor runs (write-ahead):
+	// what is about to run on what, as digests. Its verdict names it in
+	// attempt_hash; an attempt no verdict names is an execution that never
+	// ended in a verdict (the process stopped, or the verdict could not be
+	// written).
+	EventActionAttempt = "action_attempt"
+)
 
 // GenesisPrev is the prev of the first record of a log.
 const GenesisPrev = "0000000000000000000000000000000000000000000000000000000000000000"
 
-// Record is one line of the audit log: what was asked, what ran, what came
-// of it, as digests and counters. Its JSON form is fixed by the tags below;
-// a line with any other member does not verify.
+// Record is one line of the audit log, as digests, identifiers and
+// counters. Its JSON form is fixed by the tags below and by EventType:
+//   - a verdict (action_audit) has every member;
+//   - an attempt (action_attempt) has action, executor_id,
+//     executor_version, module_digest, input_digest, env_digest, trace_id,
+//     ts_utc, digest_alg, seq, prev and hash, and no others: the fields
+//     marked "verdicts only" must be left zero.
+//
+// A line with any other member set does not verify, except a verdict
+// without env_digest and attempt_hash: the form logs had before attempts
+// existed, which Verify still accepts and no Sink writes.
 type Record struct {
-	EventType       string   `json:"event_type"` // EventActionAudit; a Sink fills it in when empty
+	EventType       string   `json:"event_type"` // EventActionAudit or EventActionAttempt; a Sink fills in EventActionAudit when empty
 	Action          string   `json:"action"`
 	ExecutorID      string   `json:"executor_id"`
 	ExecutorVersion string   `json:"executor_version"`
-	ModuleDigest    string   `json:"module_digest"` // empty when no executor was resolved
-	Status          string   `json:"status"`        // SUCCESS, FAILED or BLOCKED
-	ReasonCodes     []string `json:"reason_codes"`  // written as [] when empty, never null
+	ModuleDigest    string   `json:"module_digest"` // empty when no executor was resolved (verdicts only)
+	Status          string   `json:"status"`        // verdicts only: SUCCESS, FAILED or BLOCKED
+	ReasonCodes     []string `json:"reason_codes"`  // verdicts only; written as [] when empty, never null
 	TraceID         string   `json:"trace_id"`
 	TsUTC           string   `json:"ts_utc"`
-	DurationMs      int64    `json:"duration_ms"`
-	FuelUsed        uint64   `json:"fuel_used"`
-	InputDigest     string   `json:"input_digest"`  // empty when the payload had no canonical form
-	OutputDigest    *string  `json:"output_digest"` // null when there was no output
+	DurationMs      int64    `json:"duration_ms"`   // verdicts only
+	FuelUsed        uint64   `json:"fuel_used"`     // verdicts only
+	InputDigest     string   `json:"input_digest"`  // empty when the payload had no canonical form (verdicts only)
+	EnvDigest       *string  `json:"env_digest"`    // digest of the request's env object; null when it had none
+	OutputDigest    *string  `json:"output_digest"` // verdicts only; null when there was no output
+	AttemptHash     *string  `json:"attempt_hash"`  // verdicts only: the hash of its attempt; null when nothing ran
 	DigestAlg       string   `json:"digest_alg"`    // DigestAlg; a Sink fills it in when empty
 	Seq             uint64   `json:"seq"`           // 1-based position in the log, set by the Sink
 	Prev            string   `json:"prev"`          // Hash of the previous record, GenesisPrev for seq 1
 	Hash            string   `json:"hash"`          // Digest of the record's canonical JSON without hash
 }
 
+// form is the member set a record is written with.
+type form int
+
+const (
+	formVerdict form = iota // action_audit with env_digest and attempt_hash
+	formAttempt             // action_attempt
+	formLegacy              // action_audit as written before attempts existed
+)
+
+// formOf is the form a Sink writes r in.
+func formOf(r *Record) form {
+	if r.EventType == EventActionAttempt {
+		return formAttempt
+	}
+	return formVerdict
+}
+
 // encodeRecord is the one place a Record becomes bytes: its log line, the
-// canonical JSON of all its members (without the newline). Going through
-// Canonicalize keeps the log in the form the digests are defined over, and
-// refuses field values canonical JSON cannot carry (invalid UTF-8, integers
-// beyond 2^53).
-func encodeRecord(r *Record) ([]byte, error) {
-	size := 720 + len(r.Action) + len(r.ExecutorID) + len(r.ExecutorVersion) + len(r.Status) + len(r.TraceID) + len(r.TsUTC)
+// canonical JSON of the members of its form (without the newline). Going
+// through Canonicalize keeps the log in the form the digests are defined
+// over, and refuses field values canonical JSON cannot carry (invalid
+// UTF-8, integers beyond 2^53).
+func encodeRecord(r *Record, f form) ([]byte, error) {
+	size := 900 + len(r.Action) + len(r.ExecutorID) + len(r.ExecutorVersion) + len(r.Status) + len(r.TraceID) + len(r.TsUTC)
 	for _, code := range r.ReasonCodes {
 		size += len(code) + 3
 	}
 	b := make([]byte, 0, size)
+	verdict := f != formAttempt
 	// Members in canonical order, so Canonicalize validates without sorting.
 	b = append(b, `{"action":`...)
 	b = appendString(b, r.Action)
+	if f == formVerdict {
+		b = append(b, `,"attempt_hash":`...)
+		b = appendOptional(b, r.AttemptHash)
+	}
 	b = append(b, `,"digest_alg":`...)
 	b = appendString(b, r.DigestAlg)
-	b = append(b, `,"duration_ms":`...)
-	b = strconv.AppendInt(b, r.DurationMs, 10)
+	if verdict {
+		b = append(b, `,"duration_ms":`...)
+		b = strconv.AppendInt(b, r.DurationMs, 10)
+	}
+	if f != formLegacy {
+		b = append(b, `,"env_digest":`...)
+		b = appendOptional(b, r.EnvDigest)
+	}
 	b = append(b, `,"event_type":`...)
 	b = appendString(b, r.EventType)
 	b = append(b, `,"executor_id":`...)
 	b = appendString(b, r.ExecutorID)
 	b = append(b, `,"executor_version":`...)
 	b = appendString(b, r.ExecutorVersion)
-	b = append(b, `,"fuel_used":`...)
-	b = strconv.AppendUint(b, r.FuelUsed, 10)
+	if verdict {
+		b = append(b, `,"fuel_used":`...)
+		b = strconv.AppendUint(b, r.FuelUsed, 10)
+	}
 	b = append(b, `,"hash":`...)
 	b = appendString(b, r.Hash)
 	b = append(b, `,"input_digest":`...)
 	b = appendString(b, r.InputDigest)
 	b = append(b, `,"module_digest":`...)
 	b = appendString(b, r.ModuleDigest)
-	b = append(b, `,"output_digest":`...)
-	if r.OutputDigest == nil {
-		b = append(b, "null"...)
-	} else {
-		b = appendString(b, *r.OutputDigest)
+	if verdict {
+		b = append(b, `,"output_digest":`...)
+		b = appendOptional(b, r.OutputDigest)
 	}
 	b = append(b, `,"prev":`...)
 	b = appendString(b, r.Prev)
-	b = append(b, `,"reason_codes":[`...)
-	for i, code := range r.ReasonCodes {
-		if i > 0 {
-			b = append(b, ',')
+	if verdict {
+		b = append(b, `,"reason_codes":[`...)
+		for i, code := range r.ReasonCodes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, code)
 		}
-		b = appendString(b, code)
+		b = append(b, ']')
 	}
-	b = append(b, `],"seq":`...)
+	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, r.Seq, 10)
-	b = append(b, `,"status":`...)
-	b = appendString(b, r.Status)
+	if verdict {
+		b = append(b, `,"status":`...)
+		b = appendString(b, r.Status)
+	}
 	b = append(b, `,"trace_id":`...)
 	b = appendString(b, r.TraceID)
 	b = append(b, `,"ts_utc":`...)
@@ -98,9 +151,17 @@ func encodeRecord(r *Record) ([]byte, error) {
 	return c.Bytes, nil
 }
 
+// appendOptional appends s as a JSON string, or null when it is nil.
+func appendOptional(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendString(b, *s)
+}
+
 // hashMember returns where the hash member (with its leading comma) sits in
-// a log line: "hash" sorts right after "fuel_used" and before
-// "input_digest". A `,"` cannot occur inside a canonical string (its quotes
+// a log line: in every form, "hash" is preceded by another member and
+// followed by "input_digest". A `,"` cannot occur inside a canonical string (its quotes
 // are escaped), so these two markers find member boundaries and nothing else.
 func hashMember(line []byte) (start, end int) {
 	return bytes.Index(line, []byte(`,"hash":`)), bytes.Index(line, []byte(`,"input_digest":`))
@@ -122,22 +183,31 @@ func (r *Record) check() error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidRecord}, args...)...)
 	}
 	switch {
-	case r.EventType != EventActionAudit:
-		return bad("event_type must be %q", EventActionAudit)
+	case r.EventType != EventActionAudit && r.EventType != EventActionAttempt:
+		return bad("event_type must be %q or %q", EventActionAudit, EventActionAttempt)
 	case r.DigestAlg != DigestAlg:
 		return bad("digest_alg must be %q", DigestAlg)
+	case r.InputDigest != "" && !isDigest(r.InputDigest):
+		return bad("input_digest is not a %s digest", DigestAlg)
+	case r.ModuleDigest != "" && !isDigest(r.ModuleDigest):
+		return bad("module_digest is not a %s digest", DigestAlg)
+	case r.EnvDigest != nil && !isDigest(*r.EnvDigest):
+		return bad("env_digest is not a %s digest", DigestAlg)
+	case r.OutputDigest != nil && !isDigest(*r.OutputDigest):
+		return bad("output_digest is not a %s digest", DigestAlg)
+	case r.AttemptHash != nil && !isDigest(*r.AttemptHash):
+		return bad("attempt_hash is not a %s digest", DigestAlg)
+	}
+	if r.EventType == EventActionAttempt {
+		return r.checkAttempt(bad)
+	}
+	switch {
 	case r.Status != "SUCCESS" && r.Status != "FAILED" && r.Status != "BLOCKED":
 		return bad("status must be SUCCESS, FAILED or BLOCKED")
 	case r.Status != "SUCCESS" && len(r.ReasonCodes) == 0:
 		return bad("reason_codes must not be empty unless status is SUCCESS")
-	case r.InputDigest != "" && !isDigest(r.InputDigest):
-		return bad("input_digest is not a %s digest", DigestAlg)
 	case r.InputDigest == "" && r.Status == "SUCCESS":
 		return bad("input_digest is required for a SUCCESS")
-	case r.ModuleDigest != "" && !isDigest(r.ModuleDigest):
-		return bad("module_digest is not a %s digest", DigestAlg)
-	case r.OutputDigest != nil && !isDigest(*r.OutputDigest):
-		return bad("output_digest is not a %s digest", DigestAlg)
 	case r.DurationMs < 0:
 		return bad("duration_ms is negative")
 	}
@@ -145,6 +215,34 @@ func (r *Record) check() error {
 		if !isReasonCode(code) {
 			return bad("reason_codes[%d] is not an upper-case reason code", i)
 		}
+	}
+	return nil
+}
+
+// checkAttempt checks what only an attempt must satisfy. An attempt is
+// written once an executor is resolved and the payload canonicalized, so it
+// names both; members it does not have must be zero, or they would be
+// dropped from the line without a word.
+func (r *Record) checkAttempt(bad func(string, ...any) error) error {
+	switch {
+	case r.ExecutorID == "":
+		return bad("executor_id is required in an %s", EventActionAttempt)
+	case r.ModuleDigest == "":
+		return bad("module_digest is required in an %s", EventActionAttempt)
+	case r.InputDigest == "":
+		return bad("input_digest is required in an %s", EventActionAttempt)
+	case r.Status != "":
+		return bad("status is not a member of an %s", EventActionAttempt)
+	case len(r.ReasonCodes) > 0:
+		return bad("reason_codes is not a member of an %s", EventActionAttempt)
+	case r.DurationMs != 0:
+		return bad("duration_ms is not a member of an %s", EventActionAttempt)
+	case r.FuelUsed != 0:
+		return bad("fuel_used is not a member of an %s", EventActionAttempt)
+	case r.OutputDigest != nil:
+		return bad("output_digest is not a member of an %s", EventActionAttempt)
+	case r.AttemptHash != nil:
+		return bad("attempt_hash is not a member of an %s", EventActionAttempt)
 	}
 	return nil
 }

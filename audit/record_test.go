@@ -15,14 +15,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// schemaMembers is the audit record as DESIGN.md lists it.
-var schemaMembers = []string{
-	"action", "digest_alg", "duration_ms", "event_type", "executor_id", "executor_version",
-	"fuel_used", "hash", "input_digest", "module_digest", "output_digest", "prev",
+// verdictMembers are the members of an action_audit record: the schema
+// DESIGN.md lists, with env_digest and attempt_hash.
+var verdictMembers = []string{
+	"action", "attempt_hash", "digest_alg", "duration_ms", "env_digest", "event_type", "executor_id",
+	"executor_version", "fuel_used", "hash", "input_digest", "module_digest", "output_digest", "prev",
 	"reason_codes", "seq", "status", "trace_id", "ts_utc",
 }
 
-// testRecord is what a pipeline would hand a sink for its i-th action.
+// attemptMembers are the members of an action_attempt record: digests and
+// identifiers only.
+var attemptMembers = []string{
+	"action", "digest_alg", "env_digest", "event_type", "executor_id", "executor_version",
+	"hash", "input_digest", "module_digest", "prev", "seq", "trace_id", "ts_utc",
+}
+
+// testRecord is what a pipeline would hand a sink for its i-th action when
+// nothing ran (no attempt): a verdict. Every fourth request has an env.
 func testRecord(i int) Record {
 	out := Digest(fmt.Appendf(nil, `{"out":%d}`, i))
 	r := Record{
@@ -38,19 +47,48 @@ func testRecord(i int) Record {
 		InputDigest:     Digest(fmt.Appendf(nil, `{"in":%d}`, i)),
 		OutputDigest:    &out,
 	}
+	if i%4 == 1 {
+		env := Digest(fmt.Appendf(nil, `{"REGION":"eu-%d"}`, i))
+		r.EnvDigest = &env
+	}
 	if i%3 == 2 {
 		r.Status, r.ReasonCodes, r.OutputDigest = "BLOCKED", []string{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}, nil
 	}
 	return r
 }
 
-// memoryLog appends n test records to a MemorySink and returns its lines,
-// each with its newline.
+// testAttempt is the attempt written before the executor of testRecord(i)
+// runs.
+func testAttempt(i int) Record {
+	v := testRecord(i)
+	return Record{
+		EventType: EventActionAttempt, Action: v.Action, ExecutorID: v.ExecutorID, ExecutorVersion: v.ExecutorVersion,
+		ModuleDigest: v.ModuleDigest, TraceID: v.TraceID, TsUTC: v.TsUTC, InputDigest: v.InputDigest, EnvDigest: v.EnvDigest,
+	}
+}
+
+// testVerdict is testRecord(i) answering the attempt stored as attempt.
+func testVerdict(i int, attempt Record) Record {
+	v := testRecord(i)
+	v.AttemptHash = &attempt.Hash
+	return v
+}
+
+// memoryLog appends n records to a MemorySink and returns its lines, each
+// with its newline: attempts and their verdicts in turn, so an odd n ends
+// in an unanswered attempt.
 func memoryLog(t testing.TB, n int) []string {
 	t.Helper()
 	m := NewMemorySink()
-	for i := range n {
-		_, err := m.Append(context.Background(), testRecord(i+1))
+	var a Record
+	for k := range n {
+		i := k/2 + 1
+		var err error
+		if k%2 == 0 {
+			a, err = m.Append(context.Background(), testAttempt(i))
+		} else {
+			_, err = m.Append(context.Background(), testVerdict(i, a))
+		}
 		require.NoError(t, err)
 	}
 	var buf bytes.Buffer
@@ -66,7 +104,12 @@ func TestRecordSchema(t *testing.T) {
 		tags = append(tags, rt.Field(i).Tag.Get("json"))
 	}
 	slices.Sort(tags)
-	assert.Equal(t, schemaMembers, tags, "Record's JSON tags are the schema")
+	assert.Equal(t, verdictMembers, tags, "Record's JSON tags are the verdict's members")
+
+	// The executor contract's required members of an action_audit record.
+	for _, required := range []string{"event_type", "executor_id", "executor_version", "status", "trace_id", "duration_ms", "input_digest", "output_digest"} {
+		assert.Contains(t, verdictMembers, required)
+	}
 
 	m := NewMemorySink()
 	ok := testRecord(1)
@@ -74,28 +117,40 @@ func TestRecordSchema(t *testing.T) {
 	blocked.Status, blocked.ReasonCodes, blocked.OutputDigest, blocked.ModuleDigest = "BLOCKED", []string{"ACTION_UNKNOWN"}, nil, ""
 	plain := testRecord(3)
 	plain.ReasonCodes = nil
-	for _, r := range []Record{ok, blocked, plain} {
+	attempt := testAttempt(4)
+	for _, r := range []Record{ok, blocked, plain, attempt} {
 		_, err := m.Append(context.Background(), r)
 		require.NoError(t, err)
 	}
+	a := m.Records()[3]
+	_, err := m.Append(context.Background(), testVerdict(4, a))
+	require.NoError(t, err)
 	var buf bytes.Buffer
-	_, err := m.WriteTo(&buf)
+	_, err = m.WriteTo(&buf)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	require.Len(t, lines, 3)
+	require.Len(t, lines, 5)
 
 	for i, line := range lines {
 		var members map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal([]byte(line), &members))
-		assert.Equal(t, schemaMembers, slices.Sorted(maps.Keys(members)), "line %d has exactly the schema's members", i+1)
-		assert.JSONEq(t, `"action_audit"`, string(members["event_type"]))
+		want, event := verdictMembers, `"action_audit"`
+		if i == 3 {
+			want, event = attemptMembers, `"action_attempt"`
+		}
+		assert.Equal(t, want, slices.Sorted(maps.Keys(members)), "line %d has exactly the members of its type", i+1)
+		assert.JSONEq(t, event, string(members["event_type"]))
 		assert.JSONEq(t, `"blake3"`, string(members["digest_alg"]))
 	}
 	assert.Contains(t, lines[0], `"output_digest":"`+*ok.OutputDigest+`"`)
+	assert.Contains(t, lines[0], `"env_digest":"`+*ok.EnvDigest+`"`)
+	assert.Contains(t, lines[0], `"attempt_hash":null`, "nothing ran: no attempt")
 	assert.Contains(t, lines[1], `"output_digest":null`)
+	assert.Contains(t, lines[1], `"env_digest":null`, "no env: null")
 	assert.Contains(t, lines[1], `"module_digest":""`)
 	assert.Contains(t, lines[1], `"reason_codes":["ACTION_UNKNOWN"]`)
 	assert.Contains(t, lines[2], `"reason_codes":[]`, "nil reason codes are written as [], never null")
+	assert.Contains(t, lines[4], `"attempt_hash":"`+a.Hash+`"`, "the verdict names its attempt")
 }
 
 func TestRecordHashAndLinks(t *testing.T) {

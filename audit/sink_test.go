@@ -172,13 +172,32 @@ func TestOpenFileLocksTheLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	s, err := OpenFile(path)
 	require.NoError(t, err)
-	_, err = OpenFile(path)
+	_, err = OpenFile(path, WithLockWait(0))
 	require.ErrorIs(t, err, ErrLocked)
+	assert.Contains(t, err.Error(), path)
 
-	require.NoError(t, s.Close())
-	s, err = OpenFile(path)
+	// A holder that lets go within the wait is waited for; the chain
+	// continues from its last record.
+	appendN(t, s, 1, 2)
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		s.Close()
+		close(released)
+	}()
+	s2, err := OpenFile(path, WithLockWait(time.Minute))
+	require.NoError(t, err, "the second sink waits for the first")
+	<-released
+	r, err := s2.Append(context.Background(), testRecord(3))
 	require.NoError(t, err)
-	require.NoError(t, s.Close())
+	assert.EqualValues(t, 3, r.Seq)
+
+	// One that does not is given up on, with the wait in the message.
+	_, err = OpenFile(path, WithLockWait(50*time.Millisecond))
+	require.ErrorIs(t, err, ErrLocked)
+	assert.Contains(t, err.Error(), "waited 50ms")
+	require.NoError(t, s2.Close())
+	assert.Equal(t, 3, verifyFile(t, path).Records)
 }
 
 func TestFileSinkConcurrentAppends(t *testing.T) {
@@ -249,21 +268,19 @@ func TestFileSinkFailsClosed(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
 			s, err := OpenFile(path)
 			require.NoError(t, err)
-			good := s.f
+			s.opts.retryMin, s.opts.retryMax = time.Hour, time.Hour // no recovery in this test
 			appendN(t, s, 1, 2)
 
 			tc.breakFile(t, s)
 			_, err = s.Append(context.Background(), testRecord(3))
 			require.ErrorIs(t, err, ErrSinkFailed)
 			require.ErrorIs(t, err, tc.cause)
+			require.ErrorIs(t, s.Health(), ErrSinkFailed)
 
-			// Even with a working file back, the sink stays failed rather
-			// than write seq 4 after a seq 3 that never reached the disk.
-			s.mu.Lock()
-			s.f = good
-			s.mu.Unlock()
+			// While it fails, the sink refuses at once, without touching
+			// the file: the caller learns it before running anything.
 			for range 2 {
-				_, err = s.Append(context.Background(), testRecord(4))
+				_, err = s.Append(context.Background(), testAttempt(4))
 				require.ErrorIs(t, err, ErrSinkFailed)
 			}
 			s.Close()
@@ -285,8 +302,9 @@ func (g *gatedFile) Write([]byte) (int, error) {
 	<-g.release
 	return 0, g.err
 }
-func (g *gatedFile) Sync() error  { return nil }
-func (g *gatedFile) Close() error { return nil }
+func (g *gatedFile) Sync() error           { return nil }
+func (g *gatedFile) Truncate(int64) error  { return nil }
+func (g *gatedFile) Close() error          { return nil }
 
 func TestFileSinkFailureFailsQueuedAppends(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")

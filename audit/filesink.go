@@ -1,0 +1,515 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultLockWait is how long OpenFile and Repair wait for a log another
+// process holds, unless WithLockWait says otherwise.
+const DefaultLockWait = 10 * time.Second
+
+// FileOption configures OpenFile and Repair.
+type FileOption func(*fileOptions)
+
+type fileOptions struct {
+	lockWait time.Duration
+	// retryMin and retryMax bound the pause between two attempts of a
+	// failed sink to recover (it doubles from min to max).
+	retryMin, retryMax time.Duration
+}
+
+func newFileOptions(opts []FileOption) fileOptions {
+	o := fileOptions{lockWait: DefaultLockWait, retryMin: 50 * time.Millisecond, retryMax: 2 * time.Second}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// WithLockWait sets how long to wait for a log another sink holds (another
+// process, or another FileSink of this one) before giving up with
+// ErrLocked. Zero or less means not to wait.
+func WithLockWait(d time.Duration) FileOption {
+	return func(o *fileOptions) { o.lockWait = max(d, 0) }
+}
+
+// probeBytes is how much room a failed sink must find on the device before
+// it accepts records again: more than any ordinary batch needs.
+const probeBytes = 64 << 10
+
+// FileSink appends records to a JSON Lines file, one canonical record per
+// line.
+//
+// It is safe for concurrent use. A verdict's Append returns once the record
+// is durable (written and fsynced); an attempt's once it is written, so in
+// the kernel's hands and kept if the process dies, and durable with the next
+// fsync, which every verdict waits for. Writes do not wait for an fsync in
+// flight, and one fsync covers every record written before it: concurrent
+// appenders share fsyncs (group commit), and an action's attempt and verdict
+// cost one fsync, not two.
+//
+// # Errors
+//
+// When a write or fsync fails (a full disk, a file size limit, an I/O
+// error), the sink cuts the log back to the end of its last durable record,
+// so no torn or unacknowledged record stays in the chain, and fails: the
+// appends waiting for that write or fsync and every later one return an
+// error matching ErrSinkFailed (and the cause, e.g. syscall.ENOSPC), and
+// Health says why. A failed sink retries by itself, with a pause that grows
+// to 2 s: once the device has room again (and the cut-back succeeded) it
+// accepts records again, continuing the chain from its last durable record.
+// Nothing it acknowledged is lost or moved.
+//
+// A verdict whose attempt was cut back by such a failure is refused with
+// ErrSinkFailed: the log no longer holds the attempt it would answer.
+type FileSink struct {
+	path string
+	opts fileOptions
+
+	mu    sync.Mutex
+	cond  sync.Cond // broadcast whenever a field below changes
+	f     logFile
+	chain chain
+
+	pending  *batch   // linked, not yet handed to a write
+	unsynced []*batch // written, not yet fsynced, in file order
+	orphans  []*batch // whose write failed, waiting to be cut back
+	written  position // end of the last record written
+	durable  position // end of the last record fsynced
+	writing  bool
+	syncing  bool
+
+	failed   error     // while set, Append refuses; cleared by heal
+	cause    error     // why the sink failed, or why it has not recovered yet
+	failedAt time.Time // when it failed
+	cutting  bool      // a failure is being cut back: no write or fsync starts
+	dirty    bool      // a cut-back failed: the file may hold bytes past durable
+	lost     map[string]struct{}
+	healing  bool
+	closed   bool
+	stop     chan struct{} // closed by Close, to end healing
+	spare    []byte        // buffer of the last written batch, reused
+}
+
+// position is a point of the log: the seq and hash of a record, and the
+// file size just after it.
+type position struct {
+	seq  uint64
+	hash string
+	size int64
+}
+
+// batch is records handed to one write, in seq order.
+type batch struct {
+	buf     []byte
+	end     position     // its last record; size once written
+	undo    []openChange // what linking its records did to the open attempts
+	written bool
+	durable bool
+	err     error
+}
+
+// logFile is what FileSink needs of its file, so tests can put a failing one
+// in its place.
+type logFile interface {
+	io.Writer
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+// OpenFile opens (creating it with mode 0600 if missing) the audit log at
+// path for appending. An existing log is verified from its first line, and
+// the sink continues its chain from the last record; its unanswered
+// attempts stay unanswered.
+//
+// # Errors
+//
+// OpenFile refuses, without changing a byte of the file:
+//   - a log that does not verify; the error wraps the *ChainError that names
+//     the line, and matches ErrTornTail when the log ends in a torn line (an
+//     append cut short), which Repair cuts back;
+//   - a log another FileSink holds (ErrLocked), on platforms with flock,
+//     after waiting DefaultLockWait (WithLockWait) for it to be released;
+//   - a path that is not a regular file (a directory, a device, a FIFO).
+//
+// # Notes
+//
+// Opening reads the whole log, so it costs time proportional to its size.
+func OpenFile(path string, opts ...FileOption) (*FileSink, error) {
+	o := newFileOptions(opts)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit: open log: %w", err)
+	}
+	s, err := resume(f, path, o)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func resume(f *os.File, path string, o fileOptions) (*FileSink, error) {
+	if err := lockRegular(f, o.lockWait); err != nil {
+		return nil, fmt.Errorf("audit: open log %s: %w", path, err)
+	}
+	// The size is taken under the lock: another process may have appended
+	// while this one waited.
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("audit: open log %s: %w", path, err)
+	}
+	v := newVerifier()
+	if err := v.scan(f); err != nil {
+		return nil, fmt.Errorf("audit: open log %s: existing log cannot be extended: %w", path, err)
+	}
+	if fi.Size() == 0 {
+		// The file may have just been created; its directory entry must be
+		// as durable as the records that will be fsynced into it.
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			return nil, fmt.Errorf("audit: open log %s: sync directory: %w", path, err)
+		}
+	} else if err := f.Sync(); err != nil {
+		// What a process that died before its fsync left is durable from
+		// here on, so a cut-back never goes below it.
+		return nil, fmt.Errorf("audit: open log %s: fsync: %w", path, err)
+	}
+	end := position{seq: v.seq, hash: v.prev, size: fi.Size()}
+	c := newChain()
+	c.seq, c.prev = v.seq, v.prev
+	for hash, a := range v.open {
+		c.open[hash] = a.attempt
+	}
+	s := &FileSink{
+		path: path, opts: o, f: f, chain: c, pending: &batch{},
+		written: end, durable: end, lost: map[string]struct{}{}, stop: make(chan struct{}),
+	}
+	s.cond.L = &s.mu
+	return s, nil
+}
+
+// lockRegular refuses what is not a regular file, then takes the log's
+// lock, waiting up to wait for another holder to release it.
+func lockRegular(f *os.File, wait time.Duration) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	return lockFile(f, wait)
+}
+
+// Append links r into the chain and writes it; a verdict is also fsynced
+// before Append returns, an attempt is not (see FileSink).
+//
+// ctx is consulted only before r is linked. Once r has a seq, Append waits
+// until the write (and fsync) that carries it has completed: giving up then
+// would leave the caller not knowing whether the action was recorded.
+func (s *FileSink) Append(ctx context.Context, r Record) (Record, error) {
+	if err := ctx.Err(); err != nil {
+		return Record{}, err
+	}
+	r, err := prepare(r)
+	if err != nil {
+		return Record{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return Record{}, ErrClosed
+	case s.failed != nil:
+		return Record{}, s.failed
+	}
+	if r.AttemptHash != nil {
+		if _, ok := s.lost[*r.AttemptHash]; ok {
+			delete(s.lost, *r.AttemptHash)
+			return Record{}, fmt.Errorf("%w: %s: the attempt this verdict answers was cut back when the log failed", ErrSinkFailed, s.path)
+		}
+	}
+	b := s.pending
+	rec, buf, change, err := s.chain.link(b.buf, r)
+	if err != nil {
+		return Record{}, err
+	}
+	b.buf = buf
+	b.end.seq, b.end.hash = rec.Seq, rec.Hash
+	if change.hash != "" {
+		b.undo = append(b.undo, change)
+	}
+	needSync := rec.EventType != EventActionAttempt
+	for {
+		switch {
+		case b.err != nil:
+			return Record{}, b.err
+		case b.durable, b.written && !needSync:
+			return rec, nil
+		case s.cutting:
+		case len(s.pending.buf) > 0 && !s.writing:
+			// Any waiting appender writes what is pending, its own records
+			// or others': writes never wait for an fsync in flight.
+			s.write()
+			continue
+		case needSync && b.written && !s.syncing:
+			// One fsync for every record written so far.
+			s.sync()
+			continue
+		}
+		s.cond.Wait()
+	}
+}
+
+// write hands s.pending to the file. It is called with s.mu held and
+// releases it for the duration of the I/O, so the next batch can fill.
+func (s *FileSink) write() {
+	b := s.pending
+	s.pending = &batch{buf: s.spare}
+	s.spare = nil
+	s.writing = true
+	f := s.f
+	s.mu.Unlock()
+	_, err := f.Write(b.buf)
+	s.mu.Lock()
+	s.writing = false
+	n := int64(len(b.buf))
+	if cap(b.buf) <= maxPooledBytes {
+		s.spare = b.buf[:0]
+	}
+	b.buf = nil
+	if err != nil {
+		s.fail(ioError("write", err), b)
+		return
+	}
+	b.written = true
+	b.end.size = s.written.size + n
+	s.written = b.end
+	s.unsynced = append(s.unsynced, b)
+	s.cond.Broadcast()
+}
+
+// sync fsyncs what has been written. Called with s.mu held, which it
+// releases during the I/O: writes go on meanwhile and wait for the next
+// fsync.
+func (s *FileSink) sync() {
+	n, target := len(s.unsynced), s.written
+	s.syncing = true
+	f := s.f
+	s.mu.Unlock()
+	err := f.Sync()
+	s.mu.Lock()
+	s.syncing = false
+	if err != nil {
+		s.fail(ioError("fsync", err), nil)
+		return
+	}
+	for _, b := range s.unsynced[:n] {
+		b.durable = true
+	}
+	s.unsynced = append(s.unsynced[:0], s.unsynced[n:]...)
+	s.durable = target
+	s.cond.Broadcast()
+}
+
+// fail makes the sink refuse appends, cuts the log back to its last durable
+// record and starts healing. It is called with s.mu held by the goroutine
+// whose write (of orphan) or fsync failed.
+//
+// The cut goes back to the last fsync, not the last write: after a failed
+// fsync the kernel may have dropped any page written since the one before,
+// so only what was fsynced is known to be in the file.
+func (s *FileSink) fail(cause error, orphan *batch) {
+	if s.failed == nil {
+		s.failed = fmt.Errorf("%w: %s: %w", ErrSinkFailed, s.path, cause)
+		s.cause, s.failedAt = cause, time.Now()
+	}
+	if orphan != nil {
+		s.orphans = append(s.orphans, orphan)
+	}
+	s.cond.Broadcast()
+	if s.cutting {
+		return // the goroutine cutting back takes the orphan too
+	}
+	s.cutting = true
+	for s.writing || s.syncing {
+		s.cond.Wait()
+	}
+	s.cutBack()
+	s.cutting = false
+	s.cond.Broadcast()
+	if !s.healing && !s.closed {
+		s.healing = true
+		go s.heal()
+	}
+}
+
+// cutBack truncates the file to the last durable record and drops every
+// record after it, failing their appends. Called with s.mu held and no I/O
+// in flight; it releases s.mu during its own I/O.
+func (s *FileSink) cutBack() {
+	to, f := s.durable, s.f
+	s.mu.Unlock()
+	err := truncateSync(f, to.size)
+	s.mu.Lock()
+	if err != nil {
+		// The torn tail stays until heal manages to cut it; OpenFile and
+		// Verify report it if the process stops first.
+		s.dirty = true
+		s.cause = fmt.Errorf("%w (and cutting the log back failed: %w)", s.cause, err)
+	}
+	dropped := append(append(s.unsynced, s.orphans...), s.pending)
+	for i := len(dropped) - 1; i >= 0; i-- {
+		b := dropped[i]
+		for j := len(b.undo) - 1; j >= 0; j-- {
+			ch := b.undo[j]
+			s.chain.undo(ch)
+			if ch.opened && b.written {
+				// Its appender was told to go ahead; its verdict will come.
+				s.lost[ch.hash] = struct{}{}
+			}
+		}
+		b.err = s.failed
+	}
+	s.unsynced, s.orphans, s.pending = nil, nil, &batch{}
+	s.chain.seq, s.chain.prev = to.seq, to.hash
+	s.written = to
+}
+
+func truncateSync(f logFile, size int64) error {
+	if err := f.Truncate(size); err != nil {
+		return ioError("truncate", err)
+	}
+	if err := f.Sync(); err != nil {
+		return ioError("fsync", err)
+	}
+	return nil
+}
+
+// heal retries a failed sink until it works again or is closed: it cuts
+// back what an earlier cut-back could not, then checks that the device has
+// room for more records. Only then are appends accepted again; the first
+// one that fails anyway fails the sink again.
+func (s *FileSink) heal() {
+	delay := s.opts.retryMin
+	for {
+		t := time.NewTimer(delay)
+		select {
+		case <-s.stop:
+			t.Stop()
+		case <-t.C:
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.healing = false
+			s.cond.Broadcast()
+			s.mu.Unlock()
+			return
+		}
+		f, size, dirty := s.f, s.durable.size, s.dirty
+		s.mu.Unlock()
+		var err error
+		if dirty {
+			err = truncateSync(f, size)
+		}
+		if err == nil {
+			err = reserve(f, size, probeBytes)
+		}
+		s.mu.Lock()
+		if err == nil {
+			s.failed, s.cause, s.dirty, s.healing = nil, nil, false, false
+			s.cond.Broadcast()
+			s.mu.Unlock()
+			return
+		}
+		s.cause = err
+		s.mu.Unlock()
+		delay = min(2*delay, s.opts.retryMax)
+	}
+}
+
+// reserve checks that the device has room for n more bytes after size,
+// without changing the file's size or content.
+func reserve(f logFile, size, n int64) error {
+	switch f := f.(type) {
+	case interface{ Reserve(off, n int64) error }:
+		return f.Reserve(size, n)
+	case *os.File:
+		return reserveSpace(f, size, n)
+	}
+	return nil
+}
+
+// Health is nil while the sink accepts records. While it has failed, Health
+// says why and since when; the reason names the cause (e.g. "write: no
+// space left on device") and not the file, as it may be shown to anyone who
+// asks a server's health. The error matches ErrSinkFailed.
+func (s *FileSink) Health() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s (since %s; retrying)", ErrSinkFailed, withoutPath(s.cause), s.failedAt.UTC().Format(time.RFC3339))
+}
+
+// withoutPath is err's message with the file name of an *fs.PathError in
+// it taken out.
+func withoutPath(err error) string {
+	msg := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		msg = strings.Replace(msg, pe.Error(), pe.Op+": "+pe.Err.Error(), 1)
+	}
+	return msg
+}
+
+// ioError names the operation that failed, unless err already does (an
+// *fs.PathError says "write /path/to/log: …").
+func ioError(op string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// Close waits for the records already accepted to be written and fsynced,
+// stops a failed sink's retries, then closes the file. Later Appends return
+// ErrClosed; Close is idempotent.
+func (s *FileSink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	for {
+		switch {
+		case s.cutting || s.writing || s.syncing:
+		case len(s.pending.buf) > 0:
+			s.write()
+			continue
+		case len(s.unsynced) > 0:
+			s.sync()
+			continue
+		case !s.healing:
+			if err := s.f.Close(); err != nil {
+				return fmt.Errorf("audit: close log %s: %w", s.path, err)
+			}
+			return nil
+		}
+		s.cond.Wait()
+	}
+}
