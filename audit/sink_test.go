@@ -302,9 +302,9 @@ func (g *gatedFile) Write([]byte) (int, error) {
 	<-g.release
 	return 0, g.err
 }
-func (g *gatedFile) Sync() error           { return nil }
-func (g *gatedFile) Truncate(int64) error  { return nil }
-func (g *gatedFile) Close() error          { return nil }
+func (g *gatedFile) Sync() error          { return nil }
+func (g *gatedFile) Truncate(int64) error { return nil }
+func (g *gatedFile) Close() error         { return nil }
 
 func TestFileSinkFailureFailsQueuedAppends(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
