@@ -149,20 +149,10 @@ func (t *Tool) SnapshotBytes() int { return t.snap.MemoryBytes() }
 // LoadFuel is the fuel loading the tool took (not charged to executions).
 func (t *Tool) LoadFuel() uint64 { return t.loadFuel }
 
-// Execute implements the pipeline's Executor: one execution, with the env
-// ctx carries (see WithEnv), if any.
+// Execute implements the pipeline's Executor: one execution, without an
+// env.
 func (t *Tool) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
-	env, _ := ctx.Value(envKey{}).([]byte)
-	return t.ExecuteWithEnv(ctx, in, env)
-}
-
-type envKey struct{}
-
-// WithEnv returns ctx carrying a request's env (a JSON object) for the JS
-// tool it reaches through the pipeline: configuration for factories, which
-// the pipeline never sees, logs or audits.
-func WithEnv(ctx context.Context, env []byte) context.Context {
-	return context.WithValue(ctx, envKey{}, env)
+	return t.ExecuteWithEnv(ctx, in, nil)
 }
 
 // LogEntry is one console call of a tool: its level ("debug" for
@@ -201,7 +191,9 @@ func WithObserver(ctx context.Context, o Observer) context.Context {
 }
 
 // ExecuteWithEnv runs the tool once on canonical input, passing env (a JSON
-// object, or nil) to a factory tool as its configuration. The tool's console
+// object, or nil) to a factory tool as its configuration. The pipeline calls
+// it with a request's env (pipeline.ActionRequest.Env), which it audits as a
+// digest; keys and values are never logged or audited. The tool's console
 // output is the Outcome's Stderr; the Observer ctx carries (WithObserver)
 // sees it as it is written.
 func (t *Tool) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte) (runtime.Outcome, error) {

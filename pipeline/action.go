@@ -23,6 +23,14 @@ type ActionRequest struct {
 	// TsUTC is an RFC 3339 timestamp in UTC. When empty, the pipeline uses
 	// the time the request arrived.
 	TsUTC string `json:"ts_utc"`
+	// Env is the request's configuration, a JSON object (or empty or null
+	// for none): what a JS tool's factory gets (HTTP env, NDJSON
+	// context.config). It is audited as env_digest, never as keys or
+	// values, and reaches the executor only through the pipeline, as the
+	// canonical bytes digested. Executors without a use for it (Wasm
+	// modules) do not see it; it is audited all the same, being part of
+	// what was asked.
+	Env json.RawMessage `json:"env,omitempty"`
 }
 
 // Status is the verdict on an action.
@@ -72,6 +80,9 @@ type ActionResult struct {
 	Status          Status       `json:"status"`
 	ReasonCodes     []ReasonCode `json:"reason_codes"`
 	InputDigest     string       `json:"input_digest"`
+	// EnvDigest is the digest of the request's canonical env; empty when it
+	// had none.
+	EnvDigest string `json:"env_digest,omitempty"`
 	// OutputDigest is nil when the action delivered no output.
 	OutputDigest *string `json:"output_digest"`
 	TraceID      string  `json:"trace_id"`

@@ -34,10 +34,10 @@ func ExampleNew() {
 		}
 		fmt.Println(res.Status, res.ReasonCodes, string(res.Output)+res.Message)
 	}
-	fmt.Println(len(sink.Records()), "audit records")
+	fmt.Println(len(sink.Verdicts()), "verdicts,", len(sink.Records())-len(sink.Verdicts()), "attempts (the refusal ran nothing)")
 	// Output:
 	// SUCCESS [] {"sum":42}
 	// FAILED [EXECUTOR_EXCEPTION] sum: field "numbers" must be an array
 	// BLOCKED [NON_JSON_PAYLOAD] payload is not canonicalizable JSON: audit: unexpected end of input at offset 17
-	// 3 audit records
+	// 3 verdicts, 2 attempts (the refusal ran nothing)
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -33,9 +34,10 @@ type Pipeline struct {
 	results  Results
 }
 
-// New returns a pipeline that resolves actions through registry and appends
-// one record per action to sink. Every action is audited: there is no
-// pipeline without a sink (use audit.NewMemorySink to keep records in memory).
+// New returns a pipeline that resolves actions through registry and audits
+// every action to sink: a verdict per action, and before an executor runs,
+// an attempt. There is no pipeline without a sink (use audit.NewMemorySink
+// to keep records in memory).
 func New(registry *Registry, sink audit.Sink, opts ...Option) *Pipeline {
 	p := &Pipeline{registry: registry, sink: sink, now: time.Now}
 	for _, o := range opts {
@@ -49,13 +51,21 @@ func (p *Pipeline) Registry() *Registry { return p.registry }
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-// Execute runs one action and returns its verdict. The audit record is
-// durable before Execute returns; if it cannot be written, the result is
-// BLOCKED with AUDIT_LOG_FAILED and carries no output.
+// Execute runs one action and returns its verdict.
+//
+// The action is audited write-ahead: once the request has passed every check
+// that needs no executor code (canonical payload, a resolved executor, input
+// limits), an attempt record is appended, and only then does the executor
+// run; its verdict record, naming the attempt, is durable before Execute
+// returns. Refusals that run nothing have a verdict and no attempt. If the
+// attempt cannot be written (the audit log is failing), nothing runs and
+// the result is BLOCKED with AUDIT_LOG_FAILED; if the verdict cannot be, the
+// result is BLOCKED with AUDIT_LOG_FAILED too and carries no output.
 //
 // # Errors
 //
-// ErrInvalidRequest for a malformed trace_id or ts_utc. An error wrapping
+// ErrInvalidRequest for a malformed trace_id or ts_utc, or an env that is
+// not a canonicalizable JSON object: nothing is audited then. An error wrapping
 // ctx.Err() when the caller cancelled the execution; such an action is
 // still audited (BLOCKED, EXECUTOR_TIMEOUT) and the returned result says so.
 // ErrInternal when the engine failed; the action is audited as FAILED.
@@ -67,6 +77,7 @@ func (p *Pipeline) Execute(ctx context.Context, req ActionRequest) (ActionResult
 func (p *Pipeline) execute(ctx context.Context, req ActionRequest) (ActionResult, error) {
 	start := p.now()
 	res := ActionResult{Action: req.Action, TraceID: req.TraceID, TsUTC: req.TsUTC, ReasonCodes: []ReasonCode{}}
+	var err error
 	if res.TraceID == "" {
 		res.TraceID = newUUID()
 	} else if !uuidPattern.MatchString(res.TraceID) {
@@ -74,15 +85,26 @@ func (p *Pipeline) execute(ctx context.Context, req ActionRequest) (ActionResult
 	}
 	if res.TsUTC == "" {
 		res.TsUTC = start.UTC().Format(time.RFC3339Nano)
-	} else if err := checkTimestamp(res.TsUTC); err != nil {
+	} else if err = checkTimestamp(res.TsUTC); err != nil {
 		return ActionResult{}, err
 	}
 
-	var moduleDigest string
-	runErr := p.govern(ctx, req, &res, &moduleDigest)
+	var tr trail
+	if tr.env, err = canonicalEnv(req.Env); err != nil {
+		return ActionResult{}, err
+	}
+	if tr.env != nil {
+		res.EnvDigest = audit.Digest(tr.env)
+	}
+	runErr := p.govern(ctx, req, &res, &tr)
 	res.DurationMs = p.now().Sub(start).Milliseconds()
+	if tr.unwritten {
+		// Nothing ran, and a log that could not take the attempt would not
+		// take the verdict either.
+		return res, nil
+	}
 
-	if _, err := p.sink.Append(context.WithoutCancel(ctx), auditRecord(res, moduleDigest)); err != nil {
+	if _, err := p.sink.Append(context.WithoutCancel(ctx), auditRecord(res, &tr)); err != nil {
 		res.Status = StatusBlocked
 		res.ReasonCodes = append(res.ReasonCodes, AuditLogFailed)
 		res.Output, res.OutputDigest = nil, nil
@@ -92,9 +114,17 @@ func (p *Pipeline) execute(ctx context.Context, req ActionRequest) (ActionResult
 	return res, runErr
 }
 
-// govern fills res with the verdict. It returns an error only when the caller
-// cancelled the execution.
-func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionResult, moduleDigest *string) error {
+// trail is what an action's audit records hold beyond its result.
+type trail struct {
+	env          []byte        // the request's env, canonical; nil when it had none
+	moduleDigest string        // of the executor resolved, if any
+	attempt      *audit.Record // as stored, once written: the executor may run
+	unwritten    bool          // the attempt could not be written: nothing ran
+}
+
+// govern fills res with the verdict, and tr with what the audit needs. It
+// returns an error only when the caller cancelled the execution.
+func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionResult, tr *trail) error {
 	input, canonErr := audit.Canonicalize(req.Payload)
 	tooDeep := errors.Is(canonErr, audit.ErrTooDeep)
 	if canonErr != nil && !tooDeep {
@@ -110,14 +140,14 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 	exec, limits, ref := p.registry.resolve(req.Action)
 	if ref != nil {
 		if ref.exec != nil {
-			identify(res, ref.exec, moduleDigest)
+			identify(res, ref.exec, &tr.moduleDigest)
 		} else {
 			res.ExecutorID = ref.executorID
 		}
 		block(res, StatusBlocked, ref.msg, ref.code)
 		return nil
 	}
-	identify(res, exec, moduleDigest)
+	identify(res, exec, &tr.moduleDigest)
 
 	if tooDeep {
 		block(res, StatusBlocked, fmt.Sprintf("payload nests deeper than %d levels", audit.MaxNesting), LimitExceeded, DepthExceeded)
@@ -128,7 +158,18 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 		return nil
 	}
 
-	out, err := exec.Execute(ctx, runtime.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits})
+	// Write-ahead: the attempt is in the log before any executor code runs,
+	// so an execution that never ends in a verdict (the process dies) still
+	// leaves a trace, and a failing log refuses before anything runs.
+	a, err := p.sink.Append(context.WithoutCancel(ctx), attemptRecord(res, tr))
+	if err != nil {
+		block(res, StatusBlocked, fmt.Sprintf("audit record could not be written, so nothing was executed: %v", err), AuditLogFailed)
+		tr.unwritten = true
+		return nil
+	}
+	tr.attempt = &a
+
+	out, err := run(ctx, exec, runtime.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits}, tr.env)
 	if err != nil {
 		if ctx.Err() != nil {
 			block(res, StatusBlocked, fmt.Sprintf("cancelled by the caller: %v", err), ExecutorTimeout)
@@ -234,17 +275,69 @@ func identify(res *ActionResult, e Executor, moduleDigest *string) {
 	*moduleDigest = e.ModuleDigest()
 }
 
-func auditRecord(res ActionResult, moduleDigest string) audit.Record {
+// envExecutor is an Executor that takes the request's env: a JS tool,
+// whose factory gets it as its configuration.
+type envExecutor interface {
+	ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte) (runtime.Outcome, error)
+}
+
+// run executes exec once. The env goes to executors that take one, as the
+// canonical bytes its digest was taken over: the request's env reaches an
+// executor through here only, so the env a tool sees is the env audited.
+func run(ctx context.Context, exec Executor, in runtime.Input, env []byte) (runtime.Outcome, error) {
+	if e, ok := exec.(envExecutor); ok {
+		return e.ExecuteWithEnv(ctx, in, env)
+	}
+	return exec.Execute(ctx, in)
+}
+
+// canonicalEnv is the canonical form of a request's env, nil when it has
+// none (absent or null).
+func canonicalEnv(env []byte) ([]byte, error) {
+	if len(bytes.TrimSpace(env)) == 0 {
+		return nil, nil
+	}
+	c, err := audit.Canonicalize(env)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: env is not canonicalizable JSON: %w", ErrInvalidRequest, err)
+	case string(c.Bytes) == "null":
+		return nil, nil
+	case c.Bytes[0] != '{':
+		return nil, fmt.Errorf("%w: env must be a JSON object", ErrInvalidRequest)
+	}
+	return c.Bytes, nil
+}
+
+// attemptRecord is the record written before the executor runs: what is
+// about to run on what, as digests.
+func attemptRecord(res *ActionResult, tr *trail) audit.Record {
+	return audit.Record{
+		EventType:       audit.EventActionAttempt,
+		Action:          res.Action,
+		ExecutorID:      res.ExecutorID,
+		ExecutorVersion: res.ExecutorVersion,
+		ModuleDigest:    tr.moduleDigest,
+		TraceID:         res.TraceID,
+		TsUTC:           res.TsUTC,
+		InputDigest:     res.InputDigest,
+		EnvDigest:       optional(res.EnvDigest),
+		DigestAlg:       audit.DigestAlg,
+	}
+}
+
+// auditRecord is the verdict's record.
+func auditRecord(res ActionResult, tr *trail) audit.Record {
 	codes := make([]string, len(res.ReasonCodes))
 	for i, c := range res.ReasonCodes {
 		codes[i] = string(c)
 	}
-	return audit.Record{
-		EventType:       "action_audit",
+	r := audit.Record{
+		EventType:       audit.EventActionAudit,
 		Action:          res.Action,
 		ExecutorID:      res.ExecutorID,
 		ExecutorVersion: res.ExecutorVersion,
-		ModuleDigest:    moduleDigest,
+		ModuleDigest:    tr.moduleDigest,
 		Status:          string(res.Status),
 		ReasonCodes:     codes,
 		TraceID:         res.TraceID,
@@ -252,9 +345,21 @@ func auditRecord(res ActionResult, moduleDigest string) audit.Record {
 		DurationMs:      res.DurationMs,
 		FuelUsed:        res.FuelUsed,
 		InputDigest:     res.InputDigest,
+		EnvDigest:       optional(res.EnvDigest),
 		OutputDigest:    res.OutputDigest,
 		DigestAlg:       audit.DigestAlg,
 	}
+	if tr.attempt != nil {
+		r.AttemptHash = &tr.attempt.Hash
+	}
+	return r
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func checkTimestamp(ts string) error {

@@ -123,10 +123,20 @@ func TestReasonCodes(t *testing.T) {
 				assert.Nil(t, res.Output)
 				assert.Nil(t, res.OutputDigest)
 			}
-			recs := sink.Records()
+			recs := sink.Verdicts()
 			require.Len(t, recs, 1, "every action is audited")
 			assert.Equal(t, string(res.Status), recs[0].Status)
 			assert.Equal(t, len(res.ReasonCodes), len(recs[0].ReasonCodes))
+			// Only the success ran an executor; refusals record no attempt.
+			all := sink.Records()
+			if tt.status == StatusSuccess {
+				require.Len(t, all, 2)
+				assert.Equal(t, audit.EventActionAttempt, all[0].EventType)
+				assert.Equal(t, all[0].Hash, *recs[0].AttemptHash)
+			} else {
+				assert.Len(t, all, 1, "a refusal runs nothing: no attempt")
+				assert.Nil(t, recs[0].AttemptHash)
+			}
 		})
 	}
 }
@@ -159,7 +169,7 @@ func TestOutcomeMapping(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.status, res.Status)
 			assert.Equal(t, tt.codes, res.ReasonCodes)
-			rec := sink.Records()[0]
+			rec := sink.Verdicts()[0]
 			if tt.status == StatusSuccess && len(tt.outcome.Output) > 0 {
 				require.NotNil(t, res.OutputDigest)
 				canon, err := audit.Canonicalize(tt.outcome.Output)
@@ -255,7 +265,7 @@ func TestRequestEnvelope(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "0b4c6a8e-4a57-4f1e-9d3c-2f5e8b7a1c90", res.TraceID)
 	assert.Equal(t, "2026-11-21T10:00:00Z", res.TsUTC)
-	assert.Equal(t, res.TraceID, sink.Records()[0].TraceID)
+	assert.Equal(t, res.TraceID, sink.Verdicts()[0].TraceID)
 
 	res, err = p.Execute(ctx, ActionRequest{Action: "x", Payload: json.RawMessage(`1`)})
 	require.NoError(t, err)
@@ -268,7 +278,7 @@ func TestRequestEnvelope(t *testing.T) {
 	_, err = p.Execute(ctx, ActionRequest{Action: "x", Payload: json.RawMessage(`1`), TsUTC: "2026-11-21T10:00:00+02:00"})
 	assert.ErrorIs(t, err, ErrInvalidRequest)
 	assert.ErrorContains(t, err, "UTC")
-	assert.Len(t, sink.Records(), 2, "malformed envelopes are refused before anything is recorded")
+	assert.Len(t, sink.Verdicts(), 2, "malformed envelopes are refused before anything is recorded")
 }
 
 func TestCallerCancellationIsAudited(t *testing.T) {
@@ -281,7 +291,7 @@ func TestCallerCancellationIsAudited(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, StatusBlocked, res.Status)
 	assert.Equal(t, []ReasonCode{ExecutorTimeout}, res.ReasonCodes)
-	require.Len(t, sink.Records(), 1)
+	require.Len(t, sink.Verdicts(), 1)
 }
 
 func TestEngineFailureFailsClosed(t *testing.T) {
@@ -292,7 +302,7 @@ func TestEngineFailureFailsClosed(t *testing.T) {
 	require.ErrorIs(t, err, ErrInternal)
 	assert.Equal(t, StatusFailed, res.Status)
 	assert.Equal(t, []ReasonCode{ExecutorException}, res.ReasonCodes)
-	require.Len(t, sink.Records(), 1)
+	require.Len(t, sink.Verdicts(), 1)
 }
 
 func TestVersionRanges(t *testing.T) {

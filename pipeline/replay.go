@@ -43,9 +43,10 @@ type ReplayConfig struct {
 	// Runs is how many times each request runs on each engine; 0 means
 	// DefaultReplayRuns.
 	Runs int
-	// Audit, when not nil, is an audit log to check the replay against. Its
-	// chain is not verified here: verify it first (audit.Verify). An empty,
-	// non-nil slice is an empty log.
+	// Audit, when not nil, is an audit log to check the replay against: its
+	// verdicts (action_audit records; attempts are skipped). Its chain is
+	// not verified here: verify it first (audit.Verify). An empty, non-nil
+	// slice is an empty log.
 	Audit []audit.Record
 	// Progress, when set, is told each time a request has finished all its
 	// runs, with the number finished and the corpus size. Calls come from
@@ -90,6 +91,8 @@ type ReplaySummary struct {
 
 // AuditCheckSummary counts the audit records a replay checked.
 type AuditCheckSummary struct {
+	// Records counts the log's verdicts (action_audit records): one per
+	// action. Attempts are not compared.
 	Records int `json:"records"`
 	// Checked counts the records whose request is in the corpus; each of
 	// them either Matched every run or Mismatched at least one.
@@ -122,6 +125,7 @@ type ReplayedRequest struct {
 	Action       string        `json:"action"`
 	TraceID      string        `json:"trace_id"`
 	InputDigest  string        `json:"input_digest"`
+	EnvDigest    *string       `json:"env_digest"`
 	Verdict      ReplayVerdict `json:"verdict"`
 	Status       Status        `json:"status"`
 	ReasonCodes  []ReasonCode  `json:"reason_codes"`
@@ -149,8 +153,8 @@ type Divergence struct {
 	TraceID string         `json:"trace_id"`
 	// AuditSeq is the audited record's seq, for DivergenceAudit.
 	AuditSeq uint64 `json:"audit_seq,omitempty"`
-	// Field is status, reason_codes, output_digest, fuel_used or
-	// module_digest.
+	// Field is status, reason_codes, output_digest, fuel_used,
+	// module_digest, or (against an audit log) env_digest.
 	Field string `json:"field"`
 	// Values are the distinct values seen, in order of first sight, each
 	// with where it was seen.
@@ -182,10 +186,11 @@ func (s Source) String() string {
 
 // AuditRef names an audited request.
 type AuditRef struct {
-	Seq         uint64 `json:"seq"`
-	Action      string `json:"action"`
-	TraceID     string `json:"trace_id"`
-	InputDigest string `json:"input_digest"`
+	Seq         uint64  `json:"seq"`
+	Action      string  `json:"action"`
+	TraceID     string  `json:"trace_id"`
+	InputDigest string  `json:"input_digest"`
+	EnvDigest   *string `json:"env_digest"`
 }
 
 // ReplayTraceID is the trace id Replay gives a corpus request that has none:
@@ -199,11 +204,13 @@ func ReplayTraceID(line int) string {
 // in a fresh instance through a pipeline of the engine's registry, and
 // compares the results per request: status, reason codes, output digest,
 // fuel used (except for runs that timed out) and module digest (of the
-// executor that served the request, as its audit record names it). With cfg.Audit it then checks every audited record whose action
-// and input digest match a corpus request: each run must give the record's
-// status, reason codes, output digest and module digest (fuel is not
-// compared with the log: it may change with the metering, for the same
-// module). Records with no such request are listed as not in the corpus.
+// executor that served the request, as its audit record names it). With
+// cfg.Audit it then checks every audited verdict whose action and input
+// digest match a corpus request (the one with the same env digest too, if
+// there is one): each run must give the record's status, reason codes,
+// output digest, module digest and env digest (fuel is not compared with
+// the log: it may change with the metering, for the same module). Records
+// with no such request are listed as not in the corpus.
 //
 // A replay records nothing: each run's audit record goes to a memory sink
 // and is read back for its module digest.
@@ -278,7 +285,7 @@ func Replay(ctx context.Context, cfg ReplayConfig) (ReplayReport, error) {
 		first := obs[0]
 		rr := ReplayedRequest{
 			Line: req.Line, Action: req.Request.Action, TraceID: req.Request.TraceID,
-			InputDigest: first.inputDigest, Status: first.status, ReasonCodes: first.reasons,
+			InputDigest: first.inputDigest, EnvDigest: first.envDigest, Status: first.status, ReasonCodes: first.reasons,
 			OutputDigest: first.outputDigest, FuelUsed: first.fuel, ModuleDigest: first.moduleDigest,
 		}
 		divs := compareRuns(obs, replayFields)
@@ -323,6 +330,9 @@ func prepareCorpus(in []ReplayRequest) ([]ReplayRequest, error) {
 				return nil, fmt.Errorf("corpus line %d: %w", r.Line, err)
 			}
 		}
+		if _, err := canonicalEnv(r.Request.Env); err != nil {
+			return nil, fmt.Errorf("corpus line %d: %w", r.Line, err)
+		}
 		out[i] = r
 	}
 	return out, nil
@@ -334,6 +344,7 @@ type replayed struct {
 	status       Status
 	reasons      []ReasonCode
 	inputDigest  string
+	envDigest    *string
 	outputDigest *string
 	fuel         uint64
 	moduleDigest string
@@ -404,15 +415,15 @@ func runCorpus(ctx context.Context, corpus []ReplayRequest, regs []*Registry, na
 	return results, nil
 }
 
-// replayOnce executes req once, through a pipeline whose audit record is
-// kept in memory only for its module digest.
+// replayOnce executes req once, through a pipeline whose audit records are
+// kept in memory only for the verdict's module digest.
 func replayOnce(ctx context.Context, reg *Registry, req ActionRequest) (replayed, error) {
 	sink := audit.NewMemorySink()
 	res, err := New(reg, sink).Execute(ctx, req)
 	if err != nil {
 		return replayed{}, err
 	}
-	recs := sink.Records()
+	recs := sink.Verdicts()
 	if len(recs) != 1 {
 		// The record was refused: the result is AUDIT_LOG_FAILED and the
 		// module digest unknown, which is the replay's failure, not the
@@ -420,7 +431,7 @@ func replayOnce(ctx context.Context, reg *Registry, req ActionRequest) (replayed
 		return replayed{}, fmt.Errorf("%w: the run's audit record was refused: %s", ErrInternal, res.Message)
 	}
 	return replayed{
-		status: res.Status, reasons: res.ReasonCodes, inputDigest: res.InputDigest,
+		status: res.Status, reasons: res.ReasonCodes, inputDigest: res.InputDigest, envDigest: recs[0].EnvDigest,
 		outputDigest: res.OutputDigest, fuel: res.FuelUsed, moduleDigest: recs[0].ModuleDigest,
 	}, nil
 }
@@ -437,14 +448,17 @@ var (
 	fieldReasonCodes  = replayField{"reason_codes", func(o *replayed) (any, bool) { return o.reasons, true }}
 	fieldOutputDigest = replayField{"output_digest", func(o *replayed) (any, bool) { return o.outputDigest, true }}
 	fieldModuleDigest = replayField{"module_digest", func(o *replayed) (any, bool) { return o.moduleDigest, true }}
+	fieldEnvDigest    = replayField{"env_digest", func(o *replayed) (any, bool) { return o.envDigest, true }}
 	// Fuel is not compared for a timeout: how far the guest got depends on
 	// the wall clock.
 	fieldFuelUsed = replayField{"fuel_used", func(o *replayed) (any, bool) { return o.fuel, !o.timedOut() }}
 
 	// replayFields are compared between runs.
 	replayFields = []replayField{fieldStatus, fieldReasonCodes, fieldOutputDigest, fieldFuelUsed, fieldModuleDigest}
-	// auditFields are compared between an audit record and the runs.
-	auditFields = []replayField{fieldStatus, fieldReasonCodes, fieldOutputDigest, fieldModuleDigest}
+	// auditFields are compared between an audit record and the runs. The
+	// env digest is the same on every run of a request, so it is compared
+	// with the log only.
+	auditFields = []replayField{fieldStatus, fieldReasonCodes, fieldOutputDigest, fieldModuleDigest, fieldEnvDigest}
 )
 
 // compareRuns returns a Divergence (Field and Values only) for every field
@@ -475,22 +489,41 @@ func compareRuns(obs []replayed, fields []replayField) []Divergence {
 	return out
 }
 
-// checkAudit compares every audited record with the runs of the corpus
-// request of the same action and input digest (the first such request).
+// checkAudit compares every audited verdict with the runs of the corpus
+// request of the same action, input digest and env digest, or failing
+// that, of the same action and input digest (so that an env the corpus
+// lost or changed shows as an env_digest divergence): the first such
+// request.
 func (rep *ReplayReport) checkAudit(records []audit.Record, results [][]replayed) {
-	byInput := map[[2]string]int{}
+	type key struct{ action, input, env string }
+	byRequest := map[key]int{}
+	byInput := map[key]int{}
 	for i, rr := range rep.Requests {
-		key := [2]string{rr.Action, rr.InputDigest}
-		if _, dup := byInput[key]; !dup && rr.InputDigest != "" {
-			byInput[key] = i
+		if rr.InputDigest == "" {
+			continue
+		}
+		k := key{rr.Action, rr.InputDigest, deref(rr.EnvDigest)}
+		if _, dup := byRequest[k]; !dup {
+			byRequest[k] = i
+		}
+		k.env = ""
+		if _, dup := byInput[k]; !dup {
+			byInput[k] = i
 		}
 	}
-	sum := &AuditCheckSummary{Records: len(records)}
+	sum := &AuditCheckSummary{}
 	for _, rec := range records {
-		i, ok := byInput[[2]string{rec.Action, rec.InputDigest}]
+		if rec.EventType == audit.EventActionAttempt {
+			continue
+		}
+		sum.Records++
+		i, ok := byRequest[key{rec.Action, rec.InputDigest, deref(rec.EnvDigest)}]
+		if !ok {
+			i, ok = byInput[key{rec.Action, rec.InputDigest, ""}]
+		}
 		if !ok || rec.InputDigest == "" {
 			sum.NotInCorpus++
-			rep.NotInCorpus = append(rep.NotInCorpus, AuditRef{Seq: rec.Seq, Action: rec.Action, TraceID: rec.TraceID, InputDigest: rec.InputDigest})
+			rep.NotInCorpus = append(rep.NotInCorpus, AuditRef{Seq: rec.Seq, Action: rec.Action, TraceID: rec.TraceID, InputDigest: rec.InputDigest, EnvDigest: rec.EnvDigest})
 			continue
 		}
 		sum.Checked++
@@ -499,8 +532,8 @@ func (rep *ReplayReport) checkAudit(records []audit.Record, results [][]replayed
 			reasons[j] = ReasonCode(c)
 		}
 		audited := replayed{
-			source: Source{AuditSeq: rec.Seq}, status: Status(rec.Status), reasons: reasons,
-			inputDigest: rec.InputDigest, outputDigest: rec.OutputDigest, fuel: rec.FuelUsed, moduleDigest: rec.ModuleDigest,
+			source: Source{AuditSeq: rec.Seq}, status: Status(rec.Status), reasons: reasons, inputDigest: rec.InputDigest,
+			envDigest: rec.EnvDigest, outputDigest: rec.OutputDigest, fuel: rec.FuelUsed, moduleDigest: rec.ModuleDigest,
 		}
 		divs := compareRuns(append([]replayed{audited}, results[i]...), auditFields)
 		if len(divs) == 0 {
@@ -515,6 +548,13 @@ func (rep *ReplayReport) checkAudit(records []audit.Record, results [][]replayed
 		}
 	}
 	rep.Summary.Audit = sum
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // String names the divergence in one line: the request, the field, and each

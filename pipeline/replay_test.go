@@ -291,7 +291,8 @@ func TestReplayAgainstAuditLog(t *testing.T) {
 		_, err := p.Execute(ctx, req)
 		require.NoError(t, err)
 	}
-	records := sink.Records()
+	records := sink.Records() // attempts and verdicts, as a log holds them
+	verdicts := sink.Verdicts()
 
 	// The replay: x is now served by different code (echo, another module).
 	replayRegistry := func(_ context.Context, _ runtime.Engine) (*Registry, error) {
@@ -314,21 +315,22 @@ func TestReplayAgainstAuditLog(t *testing.T) {
 	assert.Equal(t, 4, rep.Summary.Agreeing, "the runs agree among themselves")
 	assert.True(t, rep.Diverged())
 	a, upperA := digestOf(t, `"a"`), digestOf(t, `"A"`)
+	// Seq 1 is the attempt of the first request, seq 2 its verdict.
 	assert.Equal(t, []Divergence{
-		{Kind: DivergenceAudit, Line: 2, Action: "x", TraceID: ReplayTraceID(2), AuditSeq: 1, Field: "output_digest", Values: []DivergentValue{
-			{Value: json.RawMessage(`"` + upperA + `"`), Sources: []Source{{AuditSeq: 1}}},
+		{Kind: DivergenceAudit, Line: 2, Action: "x", TraceID: ReplayTraceID(2), AuditSeq: 2, Field: "output_digest", Values: []DivergentValue{
+			{Value: json.RawMessage(`"` + upperA + `"`), Sources: []Source{{AuditSeq: 2}}},
 			{Value: json.RawMessage(`"` + a + `"`), Sources: []Source{{Engine: "one", Run: 1}, {Engine: "one", Run: 2}}},
 		}},
-		{Kind: DivergenceAudit, Line: 2, Action: "x", TraceID: ReplayTraceID(2), AuditSeq: 1, Field: "module_digest", Values: []DivergentValue{
-			{Value: json.RawMessage(`"` + digestA + `"`), Sources: []Source{{AuditSeq: 1}}},
+		{Kind: DivergenceAudit, Line: 2, Action: "x", TraceID: ReplayTraceID(2), AuditSeq: 2, Field: "module_digest", Values: []DivergentValue{
+			{Value: json.RawMessage(`"` + digestA + `"`), Sources: []Source{{AuditSeq: 2}}},
 			{Value: json.RawMessage(`"` + digestB + `"`), Sources: []Source{{Engine: "one", Run: 1}, {Engine: "one", Run: 2}}},
 		}},
 	}, rep.Divergences)
-	assert.Equal(t, fmt.Sprintf(`line 2 (x) vs audit seq 1: module_digest differs: "%s" in audit seq 1; "%s" on one runs 1-2`, digestA, digestB), rep.Divergences[1].String())
+	assert.Equal(t, fmt.Sprintf(`line 2 (x) vs audit seq 2: module_digest differs: "%s" in audit seq 2; "%s" on one runs 1-2`, digestA, digestB), rep.Divergences[1].String())
 	assert.Equal(t, []AuditRef{
-		{Seq: 3, Action: "x", TraceID: records[2].TraceID, InputDigest: digestOf(t, `"not replayed"`)},
-		{Seq: 4, Action: "y", TraceID: records[3].TraceID, InputDigest: a},
-		{Seq: 5, Action: "x", TraceID: records[4].TraceID, InputDigest: ""},
+		{Seq: 6, Action: "x", TraceID: verdicts[2].TraceID, InputDigest: digestOf(t, `"not replayed"`)},
+		{Seq: 8, Action: "y", TraceID: verdicts[3].TraceID, InputDigest: a},
+		{Seq: 9, Action: "x", TraceID: verdicts[4].TraceID, InputDigest: ""},
 	}, rep.NotInCorpus, "matched on action and input digest; a payload without canonical form matches nothing")
 
 	// An empty log is checked (and holds nothing); no log is no check.
@@ -338,6 +340,65 @@ func TestReplayAgainstAuditLog(t *testing.T) {
 	rep, err = Replay(ctx, ReplayConfig{Corpus: corpusOf(`y "b"`), Engines: engines("one"), Registry: replayRegistry})
 	require.NoError(t, err)
 	assert.Nil(t, rep.Summary.Audit)
+}
+
+// envEcho is a tool that takes an env (as JS factories do) and answers
+// with it.
+type envEcho struct{ scriptedExecutor }
+
+func (e *envEcho) ExecuteWithEnv(_ context.Context, _ runtime.Input, env []byte) (runtime.Outcome, error) {
+	if env == nil {
+		env = []byte("null")
+	}
+	return runtime.Outcome{Kind: runtime.Completed, Output: env, FuelUsed: 1}, nil
+}
+
+func TestReplayComparesEnvDigests(t *testing.T) {
+	ctx := context.Background()
+	registry := func(context.Context, runtime.Engine) (*Registry, error) {
+		reg := NewRegistry()
+		_ = reg.AddExecutor("x", &envEcho{scriptedExecutor{id: "x", digest: digestA}})
+		return reg, reg.AddAction("x", Route{Executor: "x", Version: "*"})
+	}
+	reg, err := registry(ctx, nil)
+	require.NoError(t, err)
+	sink := audit.NewMemorySink()
+	for _, env := range []string{`{"REGION":"eu"}`, `{"REGION":"us"}`} {
+		res, err := New(reg, sink).Execute(ctx, ActionRequest{Action: "x", Payload: json.RawMessage(`{}`), Env: json.RawMessage(env)})
+		require.NoError(t, err)
+		require.Equal(t, env, string(res.Output), "the tool sees the env")
+	}
+	eu, us := digestOf(t, `{"REGION":"eu"}`), digestOf(t, `{"REGION":"us"}`)
+
+	withEnv := func(env string) []ReplayRequest {
+		c := corpusOf(`x {}`)
+		c[0].Request.Env = json.RawMessage(env)
+		return c
+	}
+	// The corpus line's env is what the replay runs with, and each audited
+	// request is matched to the corpus request with its env.
+	rep, err := Replay(ctx, ReplayConfig{Corpus: append(withEnv(` { "REGION" : "eu" } `), withEnv(`{"REGION":"us"}`)...), Engines: engines("one"), Runs: 1, Registry: registry, Audit: sink.Records()})
+	require.NoError(t, err)
+	assert.Equal(t, &AuditCheckSummary{Records: 2, Checked: 2, Matched: 2}, rep.Summary.Audit)
+	assert.Equal(t, &eu, rep.Requests[0].EnvDigest)
+	assert.Equal(t, &us, rep.Requests[1].EnvDigest)
+
+	// A corpus that lost the env diverges from the log on env_digest.
+	rep, err = Replay(ctx, ReplayConfig{Corpus: corpusOf(`x {}`), Engines: engines("one"), Runs: 1, Registry: registry, Audit: sink.Records()[:2]})
+	require.NoError(t, err)
+	require.True(t, rep.Diverged())
+	var fields []string
+	for _, d := range rep.Divergences {
+		fields = append(fields, d.Field)
+	}
+	assert.Equal(t, []string{"output_digest", "env_digest"}, fields)
+	assert.Equal(t, `line 2 (x) vs audit seq 2: env_digest differs: "`+eu+`" in audit seq 2; null on one run 1`, rep.Divergences[1].String())
+
+	// An env that is not an object is refused before anything runs.
+	_, err = Replay(ctx, ReplayConfig{Corpus: withEnv(`["REGION"]`), Engines: engines("one"), Registry: registry})
+	require.ErrorIs(t, err, ErrInvalidRequest)
+	assert.ErrorContains(t, err, "corpus line 2")
+	assert.ErrorContains(t, err, "env must be a JSON object")
 }
 
 func TestReplayErrors(t *testing.T) {

@@ -45,7 +45,7 @@ func TestDigestOnlyResults(t *testing.T) {
 					ActionRequest{Action: "upper", Payload: json.RawMessage(c.payload), TraceID: "00000000-0000-4000-8000-000000000001", TsUTC: "2026-01-01T00:00:00Z"})
 				require.NoError(t, err)
 				results[mode] = res
-				records = append(records, sink.Records()...)
+				records = append(records, sink.Verdicts()...)
 			}
 			full, digest := results[ResultsFull], results[ResultsDigestOnly]
 			assert.Equal(t, c.status, digest.Status)

@@ -79,7 +79,9 @@ func TestConcurrentActions(t *testing.T) {
 	defer f.Close()
 	rep, err := audit.Verify(f)
 	require.NoError(t, err)
-	assert.Equal(t, goroutines*perGoroutine, rep.Records)
+	assert.Equal(t, 2*goroutines*perGoroutine, rep.Records, "an attempt and a verdict per action")
+	assert.Equal(t, goroutines*perGoroutine, rep.Attempts)
+	assert.Empty(t, rep.Unanswered)
 }
 
 // TestUnicodeThroughWasm checks that non-ASCII text survives canonicalization,

@@ -28,18 +28,21 @@ const replayHelp = `Usage:
 Runs every request of the corpus --runs times on every engine of --engines,
 each run in a fresh instance, and compares per request: status, reason_codes,
 output_digest, fuel_used and module_digest. With --audit, first verifies the
-log's hash chain, then checks every audited request that is in the corpus
-(same action and input_digest): every run must give the audited status,
-reason_codes, output_digest and module_digest. Audited requests that are not
-in the corpus are listed, not counted as divergences.
+log's hash chain, then checks every audited request (action_audit record)
+that is in the corpus (same action and input_digest, and the request with
+the same env_digest if there is one): every run must give the audited
+status, reason_codes, output_digest, module_digest and env_digest. Audited
+requests that are not in the corpus are listed, not counted as divergences;
+attempt records are not compared.
 
 Results that end in EXECUTOR_TIMEOUT depend on the wall clock: they are
 compared on status and reason_codes only (not fuel_used) and counted as
 timing-dependent, not as agreeing.
 
 Corpus: JSON Lines, one request per line, blank lines skipped:
-  {"action":"math.sum","payload":{"numbers":[1,2]},"trace_id":"<UUID>","ts_utc":"<RFC 3339, UTC>"}
-payload is required; action is required with --config, and defaults to the
+  {"action":"math.sum","payload":{"numbers":[1,2]},"env":{...},"trace_id":"<UUID>","ts_utc":"<RFC 3339, UTC>"}
+payload is required; env (a JSON object: what a JS tool's factory gets, as
+HTTP env or NDJSON context.config) is optional; action is required with --config, and defaults to the
 executor's action with --wasm, --js or --package; a request without trace_id gets
 00000000-0000-4000-8000-<its line number in 12 digits>.
 
@@ -47,13 +50,13 @@ Output: a summary table and every divergence; with --json, one JSON object:
   summary        {requests, runs, engines: [name], executions, agreeing, divergent,
                   timing_dependent, audit: null | {records, checked, matched,
                   mismatched, not_in_corpus}}
-  requests       [{line, action, trace_id, input_digest, verdict: "agree" | "diverge" |
+  requests       [{line, action, trace_id, input_digest, env_digest, verdict: "agree" | "diverge" |
                   "timing_dependent", status, reason_codes, output_digest, fuel_used,
                   module_digest}]   (the values of run 1 on the first engine)
   divergences    [{kind: "replay" | "audit", line, action, trace_id, audit_seq (kind
                   "audit" only), field, values: [{value, sources: [{engine, run} |
                   {audit_seq}]}]}]
-  not_in_corpus  [{seq, action, trace_id, input_digest}]
+  not_in_corpus  [{seq, action, trace_id, input_digest, env_digest}]
 On a terminal, a progress line is shown on stderr for corpora of 20 requests
 or more.
 
@@ -225,6 +228,7 @@ func parseEngines(s string) ([]runtime.EngineName, error) {
 type corpusLine struct {
 	Action  *string         `json:"action"`
 	Payload json.RawMessage `json:"payload"`
+	Env     json.RawMessage `json:"env"`
 	TraceID string          `json:"trace_id"`
 	TsUTC   string          `json:"ts_utc"`
 }
@@ -263,7 +267,10 @@ func readCorpus(path string, needAction bool) ([]pipeline.ReplayRequest, error) 
 		if cl.Action == nil && needAction {
 			return nil, bad(`no "action" (every request needs one with --config)`)
 		}
-		req := pipeline.ActionRequest{Payload: cl.Payload, TraceID: cl.TraceID, TsUTC: cl.TsUTC}
+		if env := bytes.TrimSpace(cl.Env); len(env) > 0 && env[0] != '{' && string(env) != "null" {
+			return nil, bad(`"env" must be a JSON object`)
+		}
+		req := pipeline.ActionRequest{Payload: cl.Payload, Env: cl.Env, TraceID: cl.TraceID, TsUTC: cl.TsUTC}
 		if cl.Action != nil {
 			req.Action = *cl.Action
 		}

@@ -332,12 +332,9 @@ func (s *Server) call(ctx context.Context, req executeRequest, traceID string) e
 		}
 		return resp
 	}
-	if req.Env != nil {
-		ctx = jstool.WithEnv(ctx, req.Env)
-	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.MaxExecutionTime)
 	defer cancel()
-	res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: req.Params, TraceID: traceID})
+	res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: req.Params, TraceID: traceID, Env: req.Env})
 	v := &verdict{
 		Action: res.Action, ExecutorID: res.ExecutorID, ExecutorVersion: res.ExecutorVersion,
 		Status: res.Status, ReasonCodes: res.ReasonCodes, TraceID: res.TraceID,

@@ -193,7 +193,7 @@ func TestAuth(t *testing.T) {
 	r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`), "Authorization", "Bearer s3cret")
 	assert.Equal(t, http.StatusOK, r.status)
 	assert.Equal(t, true, r.body["success"], r.raw)
-	assert.Len(t, f.sink.Records(), 1, "only the authorized call ran, and it was audited")
+	assert.Len(t, f.sink.Verdicts(), 1, "only the authorized call ran, and it was audited")
 }
 
 func TestAuthAll(t *testing.T) {
@@ -337,19 +337,21 @@ func TestToolOutcomes(t *testing.T) {
 }
 
 // env reaches a factory as configuration and appears nowhere else: not in
-// the audit record, not in the response.
+// the audit records (which hold its digest), not in the response.
 func TestEnvIsConfigurationOnly(t *testing.T) {
 	f := newFixture(t, nil)
 	body := `{"packageName":"acme-tools","version":"1.0.0","name":"configured","params":{},"env":{"REGION":"eu-west-9z"}}`
 	r := f.do(t, "POST", "/execute-tool", body)
 	require.Equal(t, true, r.body["success"], r.raw)
 	assert.Equal(t, map[string]any{"region": "eu-west-9z"}, r.body["output"])
-	recs := f.sink.Records()
+	recs := f.sink.Verdicts()
 	require.Len(t, recs, 1)
 	b, err := json.Marshal(recs[0])
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "eu-west-9z")
 	assert.NotContains(t, string(b), "REGION")
+	require.NotNil(t, recs[0].EnvDigest, "the env is audited, as a digest")
+	assert.Equal(t, audit.Digest([]byte(`{"REGION":"eu-west-9z"}`)), *recs[0].EnvDigest)
 }
 
 func TestTraceIDs(t *testing.T) {
@@ -360,7 +362,7 @@ func TestTraceIDs(t *testing.T) {
 	r = f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`),
 		"X-Trace-Id", "0F0E0D0C-0B0A-4908-8706-050403020100")
 	assert.Equal(t, "0f0e0d0c-0b0a-4908-8706-050403020100", r.header.Get("X-Trace-Id"))
-	recs := f.sink.Records()
+	recs := f.sink.Verdicts()
 	require.Len(t, recs, 2)
 	assert.Equal(t, "4bf92f35-77b3-4da6-a3ce-929d0e0e4736", recs[0].TraceID)
 	assert.Equal(t, "0f0e0d0c-0b0a-4908-8706-050403020100", recs[1].TraceID)
@@ -428,7 +430,7 @@ func TestSaturationIs503(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, r.status)
 	assert.Equal(t, "1", r.header.Get("Retry-After"))
 	assert.Equal(t, CodeServiceUnavailable, errorCode(r))
-	assert.Empty(t, f.sink.Records(), "nothing ran, nothing was audited")
+	assert.Empty(t, f.sink.Verdicts(), "nothing ran, nothing was audited")
 	m := f.do(t, "GET", "/metrics", "")
 	assert.Contains(t, m.raw, `wasmgate_admission_refusals_total{reason="queue_full"} 1`)
 }
@@ -498,7 +500,7 @@ func TestUnadmittedToolsAreAudited(t *testing.T) {
 	verdict := r.body["wasmgate"].(map[string]any)
 	assert.Equal(t, "BLOCKED", verdict["status"])
 	assert.Equal(t, []any{"EXECUTOR_INVALID"}, verdict["reasonCodes"])
-	recs := f.sink.Records()
+	recs := f.sink.Verdicts()
 	require.Len(t, recs, 1)
 	assert.Equal(t, "acme-tools/nope", recs[0].Action)
 	assert.Equal(t, "acme_tools__nope", recs[0].ExecutorID)
@@ -532,7 +534,7 @@ func TestNPMAllow(t *testing.T) {
 			})
 			r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`))
 			require.Equal(t, http.StatusOK, r.status, r.raw)
-			recs := f.sink.Records()
+			recs := f.sink.Verdicts()
 			require.Len(t, recs, 1, "the call is audited either way")
 			if c.ok {
 				assert.Equal(t, true, r.body["success"], r.raw)
@@ -574,7 +576,7 @@ func TestPackageNotFoundIsAudited(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, r.raw)
 	assert.Equal(t, CodePackageNotFound, errorCode(r))
 	assert.Contains(t, errorMessage(r), "acme-gone@1.0.0")
-	recs := f.sink.Records()
+	recs := f.sink.Verdicts()
 	require.Len(t, recs, 1)
 	assert.Equal(t, "BLOCKED", recs[0].Status)
 	assert.Equal(t, []string{"EXECUTOR_NOT_FOUND"}, recs[0].ReasonCodes)

@@ -254,7 +254,7 @@ func TestFlakyStepRecovers(t *testing.T) {
 	assert.Equal(t, float64(1), sum["completed_steps"])
 	assert.Equal(t, map[string]any{"a": map[string]any{"x": float64(1)}}, sum["outputs"])
 	var statuses []string
-	for _, rec := range sink.Records() {
+	for _, rec := range sink.Verdicts() {
 		assert.Equal(t, r["trace_id"], rec.TraceID)
 		statuses = append(statuses, rec.Status)
 	}
@@ -340,7 +340,7 @@ func TestServeCancelledStopsRuns(t *testing.T) {
 		t.Fatal("Serve did not return")
 	}
 	// The interrupted step was audited before Serve returned.
-	recs := sink.Records()
+	recs := sink.Verdicts()
 	require.Len(t, recs, 1)
 	assert.Equal(t, "BLOCKED", recs[0].Status)
 	assert.Equal(t, []string{"EXECUTOR_TIMEOUT"}, recs[0].ReasonCodes)
@@ -451,7 +451,7 @@ func TestStartRunOptions(t *testing.T) {
 	r := s.result("Runtime.StartRun", params)
 	assert.Equal(t, "0b5e7c4e-8a43-4d0c-9a55-6f1e1c2b3a4d", r["trace_id"])
 	assert.Equal(t, "completed", s.finish(r["run_id"].(string))["status"])
-	assert.Equal(t, "0b5e7c4e-8a43-4d0c-9a55-6f1e1c2b3a4d", sink.Records()[0].TraceID)
+	assert.Equal(t, "0b5e7c4e-8a43-4d0c-9a55-6f1e1c2b3a4d", sink.Verdicts()[0].TraceID)
 	params["options"] = map[string]any{"trace_id": "0b5e7c4e8a434d0c9a556f1e1c2b3a4"}
 	_, e := s.call("Runtime.StartRun", params)
 	assert.Equal(t, float64(-32602), e["code"])

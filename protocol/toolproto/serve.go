@@ -1,7 +1,6 @@
 package toolproto
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -167,13 +166,10 @@ func StartedFor(m *Manifest) StartedPayload {
 
 func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeout time.Duration) (Event, error) {
 	src := pipeline.ExecutorSource{Wasm: m.EntryPath()}
+	var env json.RawMessage // a JS tool's factory gets context.config, audited as env_digest
 	if m.Runtime == RuntimeJS {
 		src = pipeline.ExecutorSource{JS: m.EntryPath()}
-		if len(req.Context.Config) > 0 {
-			var env bytes.Buffer
-			_ = json.Compact(&env, req.Context.Config)
-			ctx = jstool.WithEnv(ctx, env.Bytes())
-		}
+		env = req.Context.Config
 	}
 	reg, err := pipeline.RegistryForSource(ctx, s.cfg.Engine, src, "", runtime.Limits{TimeoutMs: timeout.Milliseconds()})
 	switch {
@@ -197,7 +193,7 @@ func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeou
 	}
 	ctx = jstool.WithObserver(ctx, observer)
 	s.setLogging(true)
-	res, err := pipeline.New(reg, s.cfg.Sink, pipeline.WithResults(s.cfg.Results)).Execute(ctx, pipeline.ActionRequest{Action: reg.Actions()[0], Payload: input})
+	res, err := pipeline.New(reg, s.cfg.Sink, pipeline.WithResults(s.cfg.Results)).Execute(ctx, pipeline.ActionRequest{Action: reg.Actions()[0], Payload: input, Env: env})
 	if logErr := s.setLogging(false); logErr != nil {
 		return Event{}, logErr
 	}

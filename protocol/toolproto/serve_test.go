@@ -80,7 +80,7 @@ func serveWith(t *testing.T, cfg ServeConfig) served {
 	require.NoError(t, err)
 	s := parseServed(t, out.String(), cfg.ToolID)
 	assert.Equal(t, terminal, s.terminal, "the terminal event is the last")
-	s.records = sink.Records()
+	s.records = sink.Verdicts()
 	s.stderr = errOut.String()
 	return s
 }
