@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/runtime/internal/instrument"
 	"github.com/wasmgate/wasmgate/runtime/internal/wasmbin"
 )
 
@@ -85,6 +86,9 @@ type ModuleInfo struct {
 	Manifest *Manifest `json:"manifest"`
 	// MemoryMinPages is the initial size of the module's memory.
 	MemoryMinPages uint32 `json:"memory_min_pages"`
+	// TableElements is the initial size of the module's tables, summed:
+	// TableElementBytes each of memory_pages before anything runs.
+	TableElements uint64 `json:"table_elements"`
 	// Reactor reports an exported _initialize, called before ABI v1.
 	Reactor bool `json:"reactor"`
 }
@@ -110,8 +114,35 @@ func Inspect(wasm []byte) (ModuleInfo, error) {
 }
 
 // MaxTableElements caps every table: table.grow past it fails (returns -1),
-// as the spec allows, instead of taking host memory without bound.
+// as the spec allows, instead of taking host memory without bound. The
+// initial sizes of all of a module's tables together are capped at it too.
 const MaxTableElements = 1 << 20
+
+// TableElementBytes is what one table element costs of memory_pages: a
+// module's tables and its linear memory share that budget. It bounds what
+// every engine takes per element (8 bytes live, and in wazero up to about
+// 32 while a grown table's old backing array waits for the collector);
+// see docs/RATIONALE.md, "Tables and other guest-controlled allocations".
+const TableElementBytes = instrument.TableElementBytes
+
+// Counts admission bounds because an engine allocates per declared item:
+// in every instance (tables, globals, element entries, data segments, and
+// functions in wazero's interpreter), or when it compiles (functions,
+// locals, types). Each is far above what real modules declare (QuickJS's
+// engine, Go wasip1 programs of 8 MB, C guests) and keeps what one module
+// can make the host allocate to a few MB per instance; the numbers are
+// measured in docs/RATIONALE.md.
+const (
+	maxTables          = 100
+	maxFunctions       = 100_000
+	maxLocals          = 1_000_000 // summed over every function body
+	maxGlobals         = 10_000
+	maxTypes           = 100_000
+	maxElementSegments = 10_000
+	maxElementEntries  = 100_000
+	// maxDataSegments is Go's linker's own limit for wasm.
+	maxDataSegments = 100_000
+)
 
 // admit runs admission and, when the module is admitted, returns the bytes
 // engines compile (see wasmbin.Module.ForEngine).
@@ -159,13 +190,11 @@ func admitDecoded(wasm []byte, m *wasmbin.Module, glue *host.Glue) (ModuleInfo, 
 	if err := admitMemory(m, &info); err != nil {
 		return info, err
 	}
-	for i, t := range m.Tables {
-		if t.Limits.Shared || t.Limits.Is64 {
-			return info, refuse("table %d is shared or 64-bit; only plain 32-bit tables are supported", i)
-		}
-		if t.Limits.Min > MaxTableElements {
-			return info, refuse("table %d starts with %d elements; at most %d are allowed", i, t.Limits.Min, MaxTableElements)
-		}
+	if err := admitTables(m, &info); err != nil {
+		return info, err
+	}
+	if err := admitCounts(m); err != nil {
+		return info, err
 	}
 	if err := admitReservedExports(m); err != nil {
 		return info, err
@@ -300,6 +329,56 @@ func admitMemory(m *wasmbin.Module, info *ModuleInfo) error {
 			return refuse("memory minimum of %d pages exceeds the 4 GiB of a 32-bit memory", mems[0].Min)
 		}
 		info.MemoryMinPages = uint32(mems[0].Min)
+	}
+	return nil
+}
+
+// admitTables bounds the tables: how many there are, and how large each is
+// and all are together to begin with. Their size is charged to memory_pages
+// when the module runs (see tooLargeToStart and the instrumented
+// table.grow); these bounds refuse what no budget is meant to hold.
+func admitTables(m *wasmbin.Module, info *ModuleInfo) error {
+	if len(m.Tables) > maxTables {
+		return refuse("%d tables; at most %d are allowed", len(m.Tables), maxTables)
+	}
+	var sum uint64
+	for i, t := range m.Tables {
+		if t.Limits.Shared || t.Limits.Is64 {
+			return refuse("table %d is shared or 64-bit; only plain 32-bit tables are supported", i)
+		}
+		if t.Limits.Min > MaxTableElements {
+			return refuse("table %d starts with %d elements; at most %d are allowed", i, t.Limits.Min, MaxTableElements)
+		}
+		sum += t.Limits.Min
+	}
+	if sum > MaxTableElements {
+		return refuse("%d tables start with %d elements in total; at most %d are allowed (%d bytes of memory_pages at %d bytes each)",
+			len(m.Tables), sum, MaxTableElements, MaxTableElements*TableElementBytes, TableElementBytes)
+	}
+	info.TableElements = sum
+	return nil
+}
+
+// admitCounts refuses a module that declares more of anything than an
+// engine should allocate for it (see maxTables and the rest).
+func admitCounts(m *wasmbin.Module) error {
+	counts := []struct {
+		n    uint64
+		max  uint64
+		what string
+	}{
+		{uint64(len(m.Types)), maxTypes, "types"},
+		{uint64(len(m.Funcs)), maxFunctions, "functions"},
+		{m.Locals, maxLocals, "locals declared by the function bodies together"},
+		{uint64(len(m.Globals)), maxGlobals, "globals"},
+		{uint64(m.ElementSegments), maxElementSegments, "element segments"},
+		{m.ElementEntries, maxElementEntries, "entries in the element segments together"},
+		{uint64(len(m.Data)), maxDataSegments, "data segments"},
+	}
+	for _, c := range counts {
+		if c.n > c.max {
+			return refuse("%d %s; at most %d are allowed", c.n, c.what, c.max)
+		}
 	}
 	return nil
 }

@@ -148,18 +148,37 @@ func glueDriver(d Driver) driver {
 	}
 }
 
-// tooLargeToStart is the Outcome of an execution whose memory would start
-// above memory_pages: the module's own minimum, or the snapshot's size.
+// tooLargeToStart is the Outcome of an execution whose memory and tables
+// would start above memory_pages: the memory at the module's own minimum or
+// the snapshot's size, the tables at their initial sizes, TableElementBytes
+// an element.
 func tooLargeToStart(info ModuleInfo, from *Snapshot, lim Limits) (Outcome, bool) {
 	minPages := info.MemoryMinPages
 	if from != nil {
 		minPages = max(minPages, uint32(len(from.memory)/pageSize))
 	}
-	if minPages > lim.MemoryPages {
+	allowed := uint64(lim.MemoryPages) * pageSize
+	tables := info.TableElements * TableElementBytes
+	switch {
+	case minPages > lim.MemoryPages:
 		return Outcome{Kind: MemoryExhausted, Message: fmt.Sprintf(
 			"the module's memory starts at %d pages; memory_pages allows %d", minPages, lim.MemoryPages)}, true
+	case uint64(minPages)*pageSize+tables > allowed:
+		return Outcome{Kind: MemoryExhausted, Message: fmt.Sprintf(
+			"the module's memory starts at %d pages (%d bytes) and its tables at %d elements (%d bytes at %d each); memory_pages allows %d pages (%d bytes)",
+			minPages, uint64(minPages)*pageSize, info.TableElements, tables, TableElementBytes, lim.MemoryPages, allowed)}, true
 	}
 	return Outcome{}, false
+}
+
+// setBudget gives an instance, once instantiated (and restored from a
+// snapshot), what is left of memory_pages for its memory and tables to grow
+// into: the limit less the memory's current size and the tables' initial
+// ones (see instrument.BudgetGlobal). tooLargeToStart has made sure that
+// is not negative.
+func setBudget(g fuelGlobal, info ModuleInfo, lim Limits, memoryPages uint64) {
+	used := memoryPages*pageSize + info.TableElements*TableElementBytes
+	g.Set(int64(uint64(lim.MemoryPages)*pageSize - min(used, uint64(lim.MemoryPages)*pageSize)))
 }
 
 // verdict classifies how an execution ended and completes its Outcome: the

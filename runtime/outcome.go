@@ -25,8 +25,8 @@ const (
 	FuelExhausted
 	// StackExhausted: the call depth limit was reached.
 	StackExhausted
-	// MemoryExhausted: the guest needed more memory than memory_pages allows
-	// and failed because of it.
+	// MemoryExhausted: the guest needed more memory (linear memory and
+	// tables together) than memory_pages allows and failed because of it.
 	MemoryExhausted
 	// Timeout: timeout_ms passed before the guest finished.
 	Timeout
@@ -64,7 +64,7 @@ type Outcome struct {
 // runState is what the host observed during one execution, beyond the error
 // the engine returned.
 type runState struct {
-	memoryRefused bool   // a memory.grow was refused because of memory_pages
+	memoryRefused bool   // a memory.grow or table.grow was refused because of memory_pages
 	fuelLeft      int64  // the fuel global when the guest stopped
 	interrupted   bool   // the host drove the fuel global negative (deadline or cancellation)
 	depth         uint32 // the call depth when the guest stopped
@@ -84,7 +84,7 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 			return Outcome{Kind: Completed}, nil
 		}
 		if st.memoryRefused {
-			return Outcome{Kind: MemoryExhausted, Message: fmt.Sprintf("guest exited with code %d after a memory.grow beyond memory_pages was refused", exit.Code)}, nil
+			return Outcome{Kind: MemoryExhausted, Message: fmt.Sprintf("guest exited with code %d after a memory.grow or table.grow beyond memory_pages was refused", exit.Code)}, nil
 		}
 		return Outcome{Kind: Failed, Message: fmt.Sprintf("guest exited with code %d", exit.Code)}, nil
 	}
@@ -115,7 +115,7 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 	var fail *host.GuestFailure
 	if errors.As(err, &fail) {
 		if st.memoryRefused {
-			return Outcome{Kind: MemoryExhausted, Message: fail.Msg + " (after a memory.grow beyond memory_pages was refused)"}, nil
+			return Outcome{Kind: MemoryExhausted, Message: fail.Msg + " (after a memory.grow or table.grow beyond memory_pages was refused)"}, nil
 		}
 		return Outcome{Kind: Failed, Message: fail.Msg}, nil
 	}
@@ -144,7 +144,7 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 		case st.depth > MaxCallDepth || trap.code == trapStackOverflow:
 			return Outcome{Kind: StackExhausted, Message: fmt.Sprintf("call depth exceeded %d", MaxCallDepth)}, nil
 		case st.memoryRefused:
-			return Outcome{Kind: MemoryExhausted, Message: "trap (" + string(trap.code) + ") after a memory.grow beyond memory_pages was refused"}, nil
+			return Outcome{Kind: MemoryExhausted, Message: "trap (" + string(trap.code) + ") after a memory.grow or table.grow beyond memory_pages was refused"}, nil
 		}
 		return Outcome{Kind: Failed, Message: "trap: " + string(trap.code)}, nil
 	}

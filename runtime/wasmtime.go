@@ -335,7 +335,9 @@ func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, 
 	run := &wasmtimeRun{module: m, ctx: runCtx, exports: map[string]*wasmtime.Extern{}}
 	store := wasmtime.NewStoreWithData(m.engine.engine, run)
 	defer store.Close()
-	store.Limiter(int64(lim.MemoryPages)*pageSize, -1, -1, -1, -1)
+	// The instrumented budget refuses first (memory and tables share
+	// memory_pages); the limiter is the engine's own fence.
+	store.Limiter(int64(lim.MemoryPages)*pageSize, MaxTableElements, -1, -1, -1)
 	if !m.engine.noEpoch {
 		m.engine.epochs.enter()
 		defer m.engine.epochs.leave()
@@ -365,10 +367,15 @@ func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, 
 			}
 		}
 		if !m.engine.uninstrumented {
-			slice, reserve := wi.global(instrument.FuelGlobal), wi.global(instrument.ReserveGlobal)
-			if slice == nil || reserve == nil {
-				return nil, fmt.Errorf("instrumented module exports no %s and %s", instrument.FuelGlobal, instrument.ReserveGlobal)
+			slice, reserve, budget := wi.global(instrument.FuelGlobal), wi.global(instrument.ReserveGlobal), wi.global(instrument.BudgetGlobal)
+			if slice == nil || reserve == nil || budget == nil {
+				return nil, fmt.Errorf("instrumented module exports no %s, %s and %s", instrument.FuelGlobal, instrument.ReserveGlobal, instrument.BudgetGlobal)
 			}
+			var pages uint64
+			if ext := wi.export(m.memory); m.memory != "" && ext != nil && ext.Memory() != nil {
+				pages = ext.Memory().Size(store)
+			}
+			setBudget(budget, m.info, lim, pages)
 			meter.setBudget(slice, reserve)
 			defer func() {
 				if g := wi.global(instrument.DepthGlobal); g != nil {
@@ -376,6 +383,9 @@ func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, 
 				}
 				if g := wi.global(instrument.GrowFailedGlobal); g != nil {
 					st.memoryRefused = g.Get() > int64(lim.MemoryPages)
+				}
+				if g := wi.global(instrument.OverBudgetGlobal); g != nil && g.g.Get(store).I32() != 0 {
+					st.memoryRefused = true
 				}
 			}()
 		}

@@ -187,7 +187,7 @@ func (m *wazeroModule) execute(ctx context.Context, in Input, from *Snapshot, dr
 	runCtx = experimental.WithMemoryAllocator(host.WithSession(runCtx, sess), alloc)
 
 	var snap *Snapshot
-	out, depth, err := m.instance(runCtx, from, meter, func(ctx context.Context, inst wazeroInstance) ([]byte, error) {
+	out, end, err := m.instance(runCtx, from, meter, lim, func(ctx context.Context, inst wazeroInstance) ([]byte, error) {
 		out, err := drive(ctx, inst, sess, int(lim.MaxOutputBytes))
 		if err == nil && capture {
 			snap, err = captureState(inst, m.snapshotGlobals)
@@ -199,34 +199,52 @@ func (m *wazeroModule) execute(ctx context.Context, in Input, from *Snapshot, dr
 	// be wiped and reused.
 	defer alloc.release()
 	return verdict(ctx, wazeroTrap(err), runState{
-		memoryRefused: alloc.refused(),
+		memoryRefused: alloc.refused() || end.overBudget,
 		fuelLeft:      left,
 		interrupted:   interrupted,
-		depth:         depth,
+		depth:         end.depth,
 	}, meter.used(left, interrupted), out, snap, sess)
 }
 
+// instanceEnd is what an instance's globals say once its guest stopped.
+type instanceEnd struct {
+	// depth is the call depth the guest reached (above MaxCallDepth after a
+	// stack trap).
+	depth uint32
+	// overBudget: a memory.grow or table.grow failed because of
+	// memory_pages (see instrument.OverBudgetGlobal).
+	overBudget bool
+}
+
 // instance instantiates a fresh instance (from a snapshot's state when from
-// is set), arms the meter and runs drive. The instance never outlives the
-// call. depth is the call depth the instance reached when it stopped (above
-// MaxCallDepth after a stack trap).
-func (m *wazeroModule) instance(ctx context.Context, from *Snapshot, meter *meter, drive func(context.Context, wazeroInstance) ([]byte, error)) (out []byte, depth uint32, err error) {
+// is set), gives it what is left of lim's memory_pages, arms the meter and
+// runs drive. The instance never outlives the call.
+func (m *wazeroModule) instance(ctx context.Context, from *Snapshot, meter *meter, lim Limits, drive func(context.Context, wazeroInstance) ([]byte, error)) (out []byte, end instanceEnd, err error) {
 	mod, err := m.engine.rt.InstantiateModule(ctx, m.compiled, m.engine.moduleConfig)
 	if err != nil {
-		return nil, 0, err
+		return nil, end, err
 	}
 	defer mod.Close(context.WithoutCancel(ctx))
 	if from != nil {
 		if err := restore(mod, from); err != nil {
-			return nil, 0, err
+			return nil, end, err
 		}
 	}
 	slice, ok1 := mod.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
 	reserve, ok2 := mod.ExportedGlobal(instrument.ReserveGlobal).(api.MutableGlobal)
+	budget, ok3 := mod.ExportedGlobal(instrument.BudgetGlobal).(api.MutableGlobal)
+	if !m.engine.uninstrumented {
+		if !ok1 || !ok2 || !ok3 {
+			return nil, end, fmt.Errorf("instrumented module exports no mutable %s, %s and %s", instrument.FuelGlobal, instrument.ReserveGlobal, instrument.BudgetGlobal)
+		}
+		var pages uint32
+		if mem := mod.Memory(); mem != nil {
+			pages, _ = mem.Grow(0) // the size in pages, which Size in bytes cannot say at 4 GiB
+		}
+		setBudget(wazeroFuel{budget}, m.info, lim, uint64(pages))
+	}
 	switch {
 	case m.engine.uninstrumented:
-	case !ok1 || !ok2:
-		return nil, 0, fmt.Errorf("instrumented module exports no mutable %s and %s", instrument.FuelGlobal, instrument.ReserveGlobal)
 	case m.engine.interruptible:
 		meter.arm(ctx, wazeroFuel{slice}, wazeroFuel{reserve})
 	default:
@@ -234,11 +252,14 @@ func (m *wazeroModule) instance(ctx context.Context, from *Snapshot, meter *mete
 	}
 	defer func() {
 		if g := mod.ExportedGlobal(instrument.DepthGlobal); g != nil {
-			depth = uint32(g.Get())
+			end.depth = uint32(g.Get())
+		}
+		if g := mod.ExportedGlobal(instrument.OverBudgetGlobal); g != nil {
+			end.overBudget = uint32(g.Get()) != 0
 		}
 	}()
 	out, err = drive(ctx, wazeroInstance{mod})
-	return out, 0, err
+	return out, end, err
 }
 
 // wazeroFuel adapts an exported i64 global to fuelGlobal.

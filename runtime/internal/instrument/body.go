@@ -28,8 +28,15 @@ type fn struct {
 	acc int64
 
 	depth, canon bool
-	scratch      [5]uint32 // local index per scratch type, noLocal until used
+	scratch      [6]uint32 // local index per scratch type (and a second i32), noLocal until used
 	nLocals      uint32
+
+	// frameSlots counts the parameters and locals in 8-byte slots, maxVals
+	// the operand stack's greatest height; depthCharge is the placeholder
+	// (in st.charges) of the depth entry's increment, which depends on both.
+	frameSlots  uint64
+	maxVals     int
+	depthCharge int
 }
 
 const noLocal = math.MaxUint32
@@ -49,8 +56,12 @@ func scratchSlot(t byte) int {
 }
 
 // local returns the scratch local of type t, declaring it on first use.
-func (f *fn) local(t byte) uint32 {
-	s := scratchSlot(t)
+func (f *fn) local(t byte) uint32 { return f.scratchLocal(scratchSlot(t), t) }
+
+// secondI32 is a second scratch i32, for code that needs two at once.
+func (f *fn) secondI32() uint32 { return f.scratchLocal(5, tI32) }
+
+func (f *fn) scratchLocal(s int, t byte) uint32 {
 	if f.scratch[s] == noLocal {
 		f.scratch[s] = f.nLocals + uint32(len(f.st.newLocals))
 		f.st.newLocals = append(f.st.newLocals, t)
@@ -100,9 +111,15 @@ func (f *fn) skip(n int) {
 
 // --- operand stack -----------------------------------------------------
 
-func (f *fn) push(t byte) { f.st.vals = append(f.st.vals, t) }
+func (f *fn) push(t byte) {
+	f.st.vals = append(f.st.vals, t)
+	f.maxVals = max(f.maxVals, len(f.st.vals))
+}
 
-func (f *fn) pushVals(ts []byte) { f.st.vals = append(f.st.vals, ts...) }
+func (f *fn) pushVals(ts []byte) {
+	f.st.vals = append(f.st.vals, ts...)
+	f.maxVals = max(f.maxVals, len(f.st.vals))
+}
 
 func (f *fn) pop() byte {
 	st := f.st
@@ -173,7 +190,7 @@ func (f *fn) pushCtrl(kind byte, bt uint32) {
 	st := f.st
 	st.ctrls = append(st.ctrls, ctrl{bt: bt, height: len(st.vals), kind: kind})
 	params, _ := f.blockSig(bt)
-	st.vals = append(st.vals, params...)
+	f.pushVals(params)
 }
 
 func (f *fn) popCtrl() ctrl {
@@ -313,11 +330,11 @@ func (f *fn) newCharge() {
 }
 
 // chargeDynamic charges for the i32 operand on top of the stack, shifted
-// left (memory.grow: pages) or right (bulk instructions: bytes or
-// elements), before the instruction at f.op runs:
+// left (memory.grow: pages) or right (bulk memory instructions: bytes), or
+// as it is (shift 0: table elements), before the instruction at f.op runs:
 //
 //	local.tee $t32; global.get $fuel; local.get $t32; i64.extend_i32_u
-//	i64.const shift; i64.shl|i64.shr_u; i64.sub; local.tee $t64; global.set $fuel
+//	[i64.const shift; i64.shl|i64.shr_u]; i64.sub; local.tee $t64; global.set $fuel
 //	local.get $t64; i64.const 0; i64.lt_s; if; local.get $t64; call $refill; end
 func (f *fn) chargeDynamic(shiftOp byte, shift byte) {
 	if f.cur < 0 || f.err != nil {
@@ -332,7 +349,11 @@ func (f *fn) chargeDynamic(shiftOp byte, shift byte) {
 	w = appendU32(w, m.fuelGlobal)
 	w = append(w, 0x20)
 	w = appendU32(w, t32)
-	w = append(w, 0xad, 0x42, shift, shiftOp, 0x7d, 0x22)
+	w = append(w, 0xad)
+	if shift != 0 {
+		w = append(w, 0x42, shift, shiftOp)
+	}
+	w = append(w, 0x7d, 0x22)
 	w = appendU32(w, t64)
 	w = append(w, 0x24)
 	w = appendU32(w, m.fuelGlobal)
@@ -354,50 +375,120 @@ func (f *fn) appendSlowPath(w []byte, t64 uint32) []byte {
 	return append(w, 0x0b)
 }
 
-// recordFailedGrow wraps the memory.grow at f.op, whose page count
-// chargeDynamic left in $t32, so that a grow that fails records the size it
-// asked for in GrowFailedGlobal, when that size is within the memory's own
-// maximum and larger than any recorded before:
+// guardGrow wraps the memory.grow or table.grow at f.op, whose operand
+// (pages or elements) chargeDynamic left in $t32, in the budget check: a
+// grow that costs more than BudgetGlobal holds is given an operand no
+// memory or table can grow by (0xffffffff), so that it fails as the spec
+// lets any grow fail; one that succeeds is subtracted from the budget. A
+// failure is recorded in OverBudgetGlobal when the budget caused it within
+// the memory's or table's own maximum, and for memory.grow also in
+// GrowFailedGlobal (see there):
 //
-//	memory.size; i64.extend_i32_u; local.get $t32; i64.extend_i32_u; i64.add; local.set $t64
-//	memory.grow 0
-//	local.tee $t32; i32.const -1; i32.eq
-//	local.get $t64; i64.const memMax; i64.le_u; i32.and
-//	local.get $t64; global.get $grow; i64.gt_u; i32.and
-//	if; local.get $t64; global.set $grow; end
-//	local.get $t32
-func (f *fn) recordFailedGrow() {
+//	memory.size | table.size $x; i64.extend_i32_u; local.get $t32; i64.extend_i32_u; i64.add; local.set $t64
+//	drop; i32.const -1; local.get $t32; <cost>; global.get $budget; i64.gt_u; select
+//	memory.grow 0 | table.grow $x
+//	local.tee $r32; i32.const -1; i32.eq
+//	if
+//	  <cost>; global.get $budget; i64.gt_u; local.get $t64; i64.const max; i64.le_u; i32.and
+//	  if; i32.const 1; global.set $over; end
+//	  [memory.grow: local.get $t64; i64.const memMax; i64.le_u; local.get $t64; global.get $grow; i64.gt_u; i32.and
+//	   if; local.get $t64; global.set $grow; end]
+//	else
+//	  global.get $budget; <cost>; i64.sub; global.set $budget
+//	end
+//	local.get $r32
+//
+// where <cost> is local.get $t32; i64.extend_i32_u; i64.const shift; i64.shl:
+// the operand in bytes.
+func (f *fn) guardGrow(table bool, x uint32) {
 	if f.cur < 0 || f.err != nil {
 		return
 	}
 	m := f.m
-	t32, t64 := f.local(tI32), f.scratch[0]
-	w := append(f.st.w, 0x3f, 0, 0xad, 0x20)
+	t32, t64, r32 := f.local(tI32), f.scratch[0], f.secondI32()
+	shift, max := byte(pageShift), uint64(m.memMax)
+	if table {
+		shift, max = tableShift, m.tableMax[x]
+	}
+	cost := func(w []byte) []byte {
+		w = append(w, 0x20)
+		w = appendU32(w, t32)
+		return append(w, 0xad, 0x42, shift, 0x86)
+	}
+	w := f.st.w
+	if table {
+		w = append(w, 0xfc, 16)
+		w = appendU32(w, x)
+	} else {
+		w = append(w, 0x3f, 0)
+	}
+	w = append(w, 0xad, 0x20)
 	w = appendU32(w, t32)
 	w = append(w, 0xad, 0x7c, 0x21)
 	w = appendU32(w, t64)
-	f.st.w = w
-	f.flush(f.pos)
-	w = append(f.st.w, 0x22)
+	w = append(w, 0x1a, 0x41, 0x7f, 0x20)
 	w = appendU32(w, t32)
-	w = append(w, 0x41, 0x7f, 0x46, 0x20)
+	w = cost(w)
+	w = append(w, 0x23)
+	w = appendU32(w, m.budgetGlobal)
+	w = append(w, 0x56, 0x1b)
+	f.st.w = w
+	f.flush(f.pos) // the grow itself
+	w = append(f.st.w, 0x22)
+	w = appendU32(w, r32)
+	w = append(w, 0x41, 0x7f, 0x46, 0x04, 0x40)
+	w = cost(w)
+	w = append(w, 0x23)
+	w = appendU32(w, m.budgetGlobal)
+	w = append(w, 0x56, 0x20)
 	w = appendU32(w, t64)
 	w = append(w, 0x42)
-	w = appendS64(w, int64(m.memMax))
-	w = append(w, 0x58, 0x71, 0x20)
-	w = appendU32(w, t64)
-	w = append(w, 0x23)
-	w = appendU32(w, m.growGlobal)
-	w = append(w, 0x56, 0x71, 0x04, 0x40, 0x20)
-	w = appendU32(w, t64)
-	w = append(w, 0x24)
-	w = appendU32(w, m.growGlobal)
+	w = appendS64(w, int64(max))
+	w = append(w, 0x58, 0x71, 0x04, 0x40, 0x41, 1, 0x24)
+	w = appendU32(w, m.overGlobal)
+	w = append(w, 0x0b)
+	if !table {
+		w = append(w, 0x20)
+		w = appendU32(w, t64)
+		w = append(w, 0x42)
+		w = appendS64(w, int64(m.memMax))
+		w = append(w, 0x58, 0x20)
+		w = appendU32(w, t64)
+		w = append(w, 0x23)
+		w = appendU32(w, m.growGlobal)
+		w = append(w, 0x56, 0x71, 0x04, 0x40, 0x20)
+		w = appendU32(w, t64)
+		w = append(w, 0x24)
+		w = appendU32(w, m.growGlobal)
+		w = append(w, 0x0b)
+	}
+	w = append(w, 0x05, 0x23)
+	w = appendU32(w, m.budgetGlobal)
+	w = cost(w)
+	w = append(w, 0x7d, 0x24)
+	w = appendU32(w, m.budgetGlobal)
 	w = append(w, 0x0b, 0x20)
-	w = appendU32(w, t32)
+	w = appendU32(w, r32)
 	f.st.w = w
 }
 
+// refFunc replaces the ref.func of function x at f.op by a read of its slot
+// in the ref.func table (see Instrument):
+//
+//	i32.const slot; table.get $refs
+func (f *fn) refFunc(x uint32) {
+	f.flush(f.op)
+	w := append(f.st.w, 0x41)
+	w = appendS64(w, int64(f.m.refSlotOf(x)))
+	w = append(w, 0x25)
+	f.st.w = appendU32(w, f.m.refTable)
+	f.copied = f.pos
+}
+
 func (f *fn) chargeBulk() { f.chargeDynamic(0x88, bulkShift) }
+
+// chargeElements charges a table instruction one unit per element.
+func (f *fn) chargeElements() { f.chargeDynamic(0, 0) }
 
 // Canonical NaNs, as they appear in a little-endian constant.
 var (
@@ -477,6 +568,7 @@ func (f *fn) rewrite(out []byte, idx, start, end int) ([]byte, error) {
 
 	// Locals.
 	st.locals = append(st.locals[:0], ft.params...)
+	f.frameSlots = slotsOf(ft.params)
 	groups := f.u32()
 	groupsAt := f.pos
 	declared := 0
@@ -496,6 +588,7 @@ func (f *fn) rewrite(out []byte, idx, start, end int) ([]byte, error) {
 			break
 		}
 		declared += int(n)
+		f.frameSlots += uint64(n) * slotsOfType(t)
 		for i := uint32(0); i < n; i++ {
 			st.locals = append(st.locals, t)
 		}
@@ -543,16 +636,24 @@ func (f *fn) rewrite(out []byte, idx, start, end int) ([]byte, error) {
 	return f.finish(out, groups, m.in[groupsAt:groupsEnd]), nil
 }
 
-// enterDepth counts the call and traps past the limit:
+// enterDepth counts the call, as weight calls (see FrameSlots), and traps
+// past the limit:
 //
-//	global.get $depth; i32.const 1; i32.add; local.tee $t32; global.set $depth
+//	global.get $depth; i32.const weight; i32.add; local.tee $t32; global.set $depth
 //	local.get $t32; i32.const max; i32.gt_u; if; unreachable; end
+//
+// The weight depends on the operand stack, known at the end of the body: it
+// is a placeholder until then, filled in as a charge's cost is (it is never
+// zero, so never dropped).
 func (f *fn) enterDepth() {
 	m := f.m
 	t32 := f.local(tI32)
 	w := append(f.st.w, 0x23)
 	w = appendU32(w, m.depthGlobal)
-	w = append(w, 0x41, 1, 0x6a, 0x22)
+	w = append(w, 0x41)
+	f.st.charges = append(f.st.charges, charge{at: len(w), slot: len(w), end: len(w) + 5, cost: 1, pred: -1})
+	f.depthCharge = len(f.st.charges) - 1
+	w = append(w, 0, 0, 0, 0, 0, 0x6a, 0x22)
 	w = appendU32(w, t32)
 	w = append(w, 0x24)
 	w = appendU32(w, m.depthGlobal)
@@ -563,12 +664,42 @@ func (f *fn) enterDepth() {
 	f.st.w = append(w, 0x4b, 0x04, 0x40, 0x00, 0x0b)
 }
 
-// leaveDepth: global.get $depth; i32.const 1; i32.sub; global.set $depth
+// leaveDepth: global.get $depth; i32.const weight; i32.sub; global.set $depth
+//
+// It comes after the body's last instruction, when the weight is known, and
+// settles enterDepth's placeholder.
 func (f *fn) leaveDepth() {
+	weight := f.frameWeight()
+	f.st.charges[f.depthCharge].cost = weight
 	w := append(f.st.w, 0x23)
 	w = appendU32(w, f.m.depthGlobal)
-	w = append(w, 0x41, 1, 0x6b, 0x24)
+	w = append(w, 0x41)
+	w = appendS64(w, weight)
+	w = append(w, 0x6b, 0x24)
 	f.st.w = appendU32(w, f.m.depthGlobal)
+}
+
+// frameWeight is how many calls the function's frame counts as: one per
+// FrameSlots slots of parameters, locals and operand stack, at least one.
+func (f *fn) frameWeight() int64 {
+	slots := f.frameSlots + uint64(f.maxVals)
+	return int64(max(1, (slots+FrameSlots-1)/FrameSlots))
+}
+
+// slotsOf counts value types in 8-byte slots.
+func slotsOf(ts []byte) uint64 {
+	var n uint64
+	for _, t := range ts {
+		n += slotsOfType(t)
+	}
+	return n
+}
+
+func slotsOfType(t byte) uint64 {
+	if t == tV128 {
+		return 2
+	}
+	return 1
 }
 
 // finish appends the body: its size, the locals (the function's own, then
@@ -857,7 +988,7 @@ func (f *fn) body() error {
 			f.popT(tI32)
 			f.push(tI32)
 			f.chargeDynamic(0x86, growShift)
-			f.recordFailedGrow()
+			f.guardGrow(false, 0)
 		case 0x41:
 			f.signed(32)
 			f.push(tI32)
@@ -894,6 +1025,7 @@ func (f *fn) body() error {
 				break
 			}
 			f.push(tFuncref)
+			f.refFunc(x)
 		case 0xfc:
 			f.prefixFC()
 		case 0xfd:
@@ -1036,7 +1168,7 @@ func (f *fn) prefixFC() {
 			return
 		}
 		f.pop3I32()
-		f.chargeBulk()
+		f.chargeElements()
 	case 13: // elem.drop
 		if e := f.u32(); int(e) >= len(m.elemTypes) && f.err == nil {
 			f.fail("elem.drop: element segment %d does not exist", e)
@@ -1052,13 +1184,14 @@ func (f *fn) prefixFC() {
 			return
 		}
 		f.pop3I32()
-		f.chargeBulk()
+		f.chargeElements()
 	case 15: // table.grow
 		t := f.table()
 		f.popT(tI32)
 		f.popT(f.tableType(t))
 		f.push(tI32)
-		f.chargeBulk()
+		f.chargeElements()
+		f.guardGrow(true, t)
 	case 16: // table.size
 		f.table()
 		f.push(tI32)
@@ -1067,7 +1200,7 @@ func (f *fn) prefixFC() {
 		f.popT(tI32)
 		f.popT(f.tableType(t))
 		f.popT(tI32)
-		f.chargeBulk()
+		f.chargeElements()
 	default:
 		f.fail("unknown opcode 0xfc 0x%x", sub)
 	}

@@ -17,6 +17,16 @@ func (m *module) emit(st *state) ([]byte, error) {
 		out = make([]byte, 0, want)
 	}
 	defer func() { st.out = out[:0] }()
+	// The code comes first: the ref.func table and its segment, which
+	// precede it in the module, hold what the bodies turn out to name.
+	var code []byte
+	if m.sec[secCode].present {
+		var err error
+		if code, err = m.code(st, st.code[:0]); err != nil {
+			return nil, err
+		}
+		defer func() { st.code = code[:0] }()
+	}
 	out = append(out, magic...)
 	for _, id := range sectionOrder {
 		s := m.sec[id]
@@ -46,18 +56,22 @@ func (m *module) emit(st *state) ([]byte, error) {
 		case secGlobal:
 			var at int
 			out, at = beginSection(out, id)
-			out = appendU32(out, uint32(len(m.globals)-m.nGlobImps+4))
+			out = appendU32(out, uint32(len(m.globals)-m.nGlobImps+6))
 			if s.present {
 				out = append(out, m.afterCount(s)...)
 			}
 			// wg_fuel: mut i64 = 0; wg_depth: mut i32 = 0; wg_reserve: mut i64 = 0;
-			// wg_grow_failed: mut i64 = 0.
+			// wg_grow_failed: mut i64 = 0; wg_budget: mut i64 = MaxInt64;
+			// wg_over_budget: mut i32 = 0.
 			out = append(out, tI64, 1, 0x42, 0, 0x0b, tI32, 1, 0x41, 0, 0x0b, tI64, 1, 0x42, 0, 0x0b, tI64, 1, 0x42, 0, 0x0b)
+			out = append(out, tI64, 1, 0x42)
+			out = appendS64(out, math.MaxInt64)
+			out = append(out, 0x0b, tI32, 1, 0x41, 0, 0x0b)
 			out, err = endSection(out, at)
 		case secExport:
 			var at int
 			out, at = beginSection(out, id)
-			n := m.nExports + 4
+			n := m.nExports + 6
 			if m.start >= 0 {
 				n++
 			}
@@ -72,6 +86,8 @@ func (m *module) emit(st *state) ([]byte, error) {
 			out = appendExport(out, DepthGlobal, 3, m.depthGlobal)
 			out = appendExport(out, ReserveGlobal, 3, m.reserveGlobal)
 			out = appendExport(out, GrowFailedGlobal, 3, m.growGlobal)
+			out = appendExport(out, BudgetGlobal, 3, m.budgetGlobal)
+			out = appendExport(out, OverBudgetGlobal, 3, m.overGlobal)
 			if m.start >= 0 {
 				out = appendExport(out, StartExport, 0, uint32(m.start))
 			}
@@ -101,6 +117,45 @@ func (m *module) emit(st *state) ([]byte, error) {
 				// that can never grow, which nothing else can name.
 				out = append(out, secMemory, 4, 1, 0x01, 0, 0)
 			}
+		case secTable:
+			if len(m.refFuncs) == 0 {
+				if s.present {
+					out = append(out, in[s.off:s.end]...)
+				}
+				continue
+			}
+			var at int
+			out, at = beginSection(out, id)
+			out = appendU32(out, uint32(len(m.tables)-m.nTableImps+1))
+			if s.present {
+				out = append(out, m.afterCount(s)...)
+			}
+			out = append(out, tFuncref, 0x01)
+			out = appendU32(out, uint32(len(m.refFuncs)))
+			out = appendU32(out, uint32(len(m.refFuncs)))
+			out, err = endSection(out, at)
+		case secElement:
+			if len(m.refFuncs) == 0 {
+				if s.present {
+					out = append(out, in[s.off:s.end]...)
+				}
+				continue
+			}
+			// Active, explicit table, offset 0, function indices.
+			var at int
+			out, at = beginSection(out, id)
+			out = appendU32(out, uint32(len(m.elemTypes)+1))
+			if s.present {
+				out = append(out, m.afterCount(s)...)
+			}
+			out = append(out, 0x02)
+			out = appendU32(out, m.refTable)
+			out = append(out, 0x41, 0, 0x0b, 0x00)
+			out = appendU32(out, uint32(len(m.refFuncs)))
+			for _, f := range m.refFuncs {
+				out = appendU32(out, f)
+			}
+			out, err = endSection(out, at)
 		case secStart:
 			// Removed: the host calls StartExport once the fuel budget is set.
 		case secCode:
@@ -109,10 +164,8 @@ func (m *module) emit(st *state) ([]byte, error) {
 			}
 			var at int
 			out, at = beginSection(out, id)
-			out, err = m.code(st, out)
-			if err == nil {
-				out, err = endSection(out, at)
-			}
+			out = append(out, code...)
+			out, err = endSection(out, at)
 		default:
 			if s.present {
 				out = append(out, in[s.off:s.end]...)
@@ -164,6 +217,7 @@ func endSection(out []byte, at int) ([]byte, error) {
 // instrumenting many modules allocates little.
 type state struct {
 	out       []byte // the module being written
+	code      []byte // the code section's content, written first
 	vals      []byte // operand stack types
 	ctrls     []ctrl
 	charges   []charge

@@ -3,6 +3,7 @@ package instrument
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -69,7 +70,11 @@ type module struct {
 	funcs     []uint32 // type index of every function, imports first
 	nFuncImps int
 	tables    []byte // reference type of every table, imports first
-	nMems     int
+	// tableMax is every table's own maximum (2^32-1 without one), and
+	// nTableImps the number of imported tables.
+	tableMax   []uint64
+	nTableImps int
+	nMems      int
 	// memMax is the memory's own maximum in pages (maxPages without one):
 	// a memory.grow beyond it fails whatever the host allows.
 	memMax    uint32
@@ -91,11 +96,18 @@ type module struct {
 	depthGlobal   uint32
 	reserveGlobal uint32
 	growGlobal    uint32
+	budgetGlobal  uint32
+	overGlobal    uint32
 	// refillFunc is the function the slow path of a fuel charge calls, and
 	// refillType its type, (i64) -> (); both are appended after the module's
 	// own when it has code.
 	refillFunc uint32
 	refillType uint32
+	// refTable is the index of the table that replaces ref.func: refFuncs
+	// lists the functions it holds, refSlot where each is.
+	refTable uint32
+	refFuncs []uint32
+	refSlot  map[uint32]uint32
 }
 
 func (m *module) decode() error {
@@ -186,6 +198,7 @@ func (m *module) decodeSection(id byte, r *reader) {
 				m.nFuncImps++
 			case 1:
 				m.tables = append(m.tables, m.tableType(r))
+				m.nTableImps++
 			case 2:
 				m.memType(r)
 			case 3:
@@ -316,7 +329,11 @@ func (m *module) tableType(r *reader) byte {
 	if r.err == nil && !isRefType(t) {
 		r.failAt(off, "table element type 0x%02x is not a reference type", t)
 	}
-	m.limits(r, "table")
+	_, max, hasMax := m.limits(r, "table")
+	if !hasMax {
+		max = math.MaxUint32
+	}
+	m.tableMax = append(m.tableMax, uint64(max))
 	return t
 }
 
@@ -458,7 +475,7 @@ func (m *module) exports(r *reader) {
 		}
 		names = append(names, export{name, off})
 		switch string(name) {
-		case FuelGlobal, DepthGlobal, StartExport, ReserveGlobal, GrowFailedGlobal, MemoryExport:
+		case FuelGlobal, DepthGlobal, StartExport, ReserveGlobal, GrowFailedGlobal, MemoryExport, BudgetGlobal, OverBudgetGlobal:
 			r.failAt(off, "export name %q is reserved for the instrumentation", name)
 			return
 		}
@@ -596,6 +613,9 @@ func (m *module) planAdditions() {
 	m.depthGlobal = m.fuelGlobal + 1
 	m.reserveGlobal = m.fuelGlobal + 2
 	m.growGlobal = m.fuelGlobal + 3
+	m.budgetGlobal = m.fuelGlobal + 4
+	m.overGlobal = m.fuelGlobal + 5
+	m.refTable = uint32(len(m.tables))
 	m.refillFunc = uint32(len(m.funcs))
 	if m.nCode > 0 {
 		m.refillType = m.funcTypeIndex([]byte{tI64}, nil)
@@ -616,6 +636,21 @@ func (m *module) planAdditions() {
 		}
 		m.wrapperType[ti] = m.resultsType(res)
 	}
+}
+
+// refSlotOf returns the slot of function idx in the ref.func table, giving
+// it the next one on first use.
+func (m *module) refSlotOf(idx uint32) uint32 {
+	if slot, ok := m.refSlot[idx]; ok {
+		return slot
+	}
+	if m.refSlot == nil {
+		m.refSlot = make(map[uint32]uint32)
+	}
+	slot := uint32(len(m.refFuncs))
+	m.refSlot[idx] = slot
+	m.refFuncs = append(m.refFuncs, idx)
+	return slot
 }
 
 // resultsType returns the index of a type () -> res, appending one if the

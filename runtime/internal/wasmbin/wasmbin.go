@@ -112,6 +112,14 @@ type Module struct {
 	Globals  []Global // defined globals (imported ones are in Imports)
 	Exports  []Export
 	Data     []DataSegment
+	// ElementSegments and ElementEntries count the element segments and
+	// the entries they list, in every mode: engines keep a reference per
+	// entry in each instance.
+	ElementSegments int
+	ElementEntries  uint64
+	// Locals is the number of locals the function bodies declare, summed
+	// over every body (parameters not included).
+	Locals uint64
 }
 
 // Global is a defined global's type.
@@ -324,13 +332,14 @@ func (m *Module) decodeSection(s *Section, r *reader) error {
 		}
 	case SectionElement:
 		n := r.vecLen(2)
+		m.ElementSegments = int(n)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			r.elementSegment()
+			m.ElementEntries += uint64(r.elementSegment())
 		}
 	case SectionCode:
 		n := r.vecLen(2)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			r.functionBody(i)
+			m.Locals += r.functionBody(i)
 		}
 	case SectionData:
 		n := r.vecLen(2)
@@ -348,12 +357,13 @@ func (m *Module) decodeSection(s *Section, r *reader) error {
 	return r.err
 }
 
-// elementSegment skips one element segment, checking every vector length.
-func (r *reader) elementSegment() {
+// elementSegment skips one element segment, checking every vector length,
+// and returns the number of entries it lists.
+func (r *reader) elementSegment() uint32 {
 	flags := r.u32()
 	if flags > 7 {
 		r.fail(fmt.Sprintf("unknown element segment flags %d", flags))
-		return
+		return 0
 	}
 	if flags&0x02 != 0 && flags&0x01 == 0 {
 		r.u32() // table index
@@ -372,18 +382,20 @@ func (r *reader) elementSegment() {
 			r.u32()
 		}
 	}
+	return n
 }
 
-// functionBody checks one code entry: its size and its local declarations.
-// The instructions are left to the engine's validator.
-func (r *reader) functionBody(i uint32) {
+// functionBody checks one code entry, its size and its local declarations,
+// and returns the number of locals it declares. The instructions are left to
+// the engine's validator.
+func (r *reader) functionBody(i uint32) uint64 {
 	size := r.u32()
 	if r.err != nil {
-		return
+		return 0
 	}
 	if int(size) > len(r.b)-r.pos {
 		r.fail(fmt.Sprintf("function body %d of %d bytes runs past the section", i, size))
-		return
+		return 0
 	}
 	end := r.pos + int(size)
 	body := &reader{b: r.b[:end], pos: r.pos}
@@ -398,9 +410,10 @@ func (r *reader) functionBody(i uint32) {
 	}
 	if body.err != nil {
 		r.err = body.err
-		return
+		return 0
 	}
 	r.pos = end
+	return locals
 }
 
 // dataSegment decodes one data segment, checking its length.

@@ -1,0 +1,183 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// TestTablesShareMemoryPages: tables are charged to memory_pages beside the
+// memory, TableElementBytes an element. Tables too large to start are
+// MEMORY_EXHAUSTED before anything runs; a table.grow beyond what is left
+// fails (-1) as memory.grow does, and the trap it leads to is
+// MEMORY_EXHAUSTED; table instructions pay a unit of fuel per element, so
+// the fuel limit stops the tables a large budget allows. Every outcome and
+// fuel count is the same on every engine.
+func TestTablesShareMemoryPages(t *testing.T) {
+	tests := []struct {
+		name    string
+		fixture string
+		limits  runtime.Limits
+		kind    runtime.OutcomeKind
+		output  string
+		message string
+		fuel    uint64 // 0: not pinned, but equal on every engine
+	}{
+		{"a table of one element does not fit beside one page", "tablegrow.wasm", runtime.Limits{MemoryPages: 1},
+			runtime.MemoryExhausted, "", "memory starts at 1 pages (65536 bytes) and its tables at 1 elements (32 bytes at 32 each); memory_pages allows 1 pages (65536 bytes)", 0},
+		{"table.grow stops where memory_pages does", "tablegrow.wasm", runtime.Limits{MemoryPages: 16},
+			runtime.Completed, `{"elements":30720}`, "", 0},
+		{"table.grow stops at the cap when memory_pages allows more", "tablegrow.wasm", runtime.Limits{MemoryPages: 600},
+			runtime.Completed, `{"elements":1048576}`, "", 0},
+		{"a refused table.grow, then a trap", "tablefill.wasm", runtime.Limits{MemoryPages: 1},
+			runtime.MemoryExhausted, "", "trap (invalid table access) after a memory.grow or table.grow beyond memory_pages was refused", 2097668},
+		{"fuel stops what memory_pages allows", "tablefill.wasm", runtime.Limits{MemoryPages: 65536, Fuel: 5_000_000},
+			runtime.FuelExhausted, "", "fuel exhausted", 5_000_000},
+	}
+	fuel := map[string]uint64{}
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				mod, err := e.Load(context.Background(), fixture(t, tt.fixture))
+				require.NoError(t, err)
+				in := input(`{}`)
+				in.Limits = tt.limits
+				in.Limits.TimeoutMs = 120_000
+				out, err := mod.Run(context.Background(), in)
+				require.NoError(t, err)
+				assert.Equal(t, tt.kind, out.Kind, out.Message)
+				assert.Equal(t, tt.output, string(out.Output))
+				assert.Contains(t, out.Message, tt.message)
+				if tt.fuel != 0 {
+					assert.Equal(t, tt.fuel, out.FuelUsed)
+				}
+				if f, ok := fuel[tt.name]; ok {
+					assert.Equal(t, f, out.FuelUsed, "fuel differs between engines")
+				}
+				fuel[tt.name] = out.FuelUsed
+			})
+		}
+	})
+}
+
+// wasmSection assembles a section: id, size, content.
+func wasmSection(id byte, content []byte) []byte {
+	return append(append([]byte{id}, uleb(uint64(len(content)))...), content...)
+}
+
+// wasmVec assembles a vector of n copies of item.
+func wasmVec(n int, item []byte) []byte {
+	out := uleb(uint64(n))
+	for range n {
+		out = append(out, item...)
+	}
+	return out
+}
+
+func uleb(v uint64) []byte {
+	var out []byte
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			out = append(out, c|0x80)
+			continue
+		}
+		return append(out, c)
+	}
+}
+
+func wasmModule(sections ...[]byte) []byte {
+	out := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+	for _, s := range sections {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// TestAdmissionBoundsGuestCounts: each count an engine allocates for, in
+// every instance or when it compiles, is bounded at admission, and the
+// refusal names the count and the bound. Each module is the smallest that
+// exceeds its bound by one.
+func TestAdmissionBoundsGuestCounts(t *testing.T) {
+	voidType := wasmSection(1, wasmVec(1, []byte{0x60, 0, 0}))
+	tableOf := func(min uint64) []byte { return append([]byte{0x70, 0x00}, uleb(min)...) }
+	bodyWithLocals := append(append([]byte{6, 1}, uleb(50_000)...), 0x7f, 0x0b) // size 6: one group of 50,000 i32, end
+	tests := []struct {
+		name    string
+		wasm    []byte
+		problem string
+	}{
+		{"tables", wasmModule(wasmSection(4, wasmVec(101, tableOf(0)))),
+			"101 tables; at most 100 are allowed"},
+		{"tables' initial sizes together", wasmModule(wasmSection(4, wasmVec(3, tableOf(400_000)))),
+			"3 tables start with 1200000 elements in total; at most 1048576 are allowed (33554432 bytes of memory_pages at 32 bytes each)"},
+		{"types", wasmModule(wasmSection(1, wasmVec(100_001, []byte{0x60, 0, 0}))),
+			"100001 types; at most 100000 are allowed"},
+		{"functions", wasmModule(voidType, wasmSection(3, wasmVec(100_001, []byte{0}))),
+			"100001 functions; at most 100000 are allowed"},
+		{"locals", wasmModule(voidType, wasmSection(3, wasmVec(21, []byte{0})), wasmSection(10, wasmVec(21, bodyWithLocals))),
+			"1050000 locals declared by the function bodies together; at most 1000000 are allowed"},
+		{"globals", wasmModule(wasmSection(6, wasmVec(10_001, []byte{0x7f, 0, 0x41, 0, 0x0b}))),
+			"10001 globals; at most 10000 are allowed"},
+		{"element segments", wasmModule(wasmSection(9, wasmVec(10_001, []byte{1, 0, 0}))),
+			"10001 element segments; at most 10000 are allowed"},
+		{"element entries", wasmModule(wasmSection(9, append([]byte{1, 1, 0}, wasmVec(100_001, []byte{0})...))),
+			"100001 entries in the element segments together; at most 100000 are allowed"},
+		{"data segments", wasmModule(wasmSection(11, wasmVec(100_001, []byte{1, 0}))),
+			"100001 data segments; at most 100000 are allowed"},
+		{"the hostile fixture", fixture(t, "refused/big_tables.wasm"),
+			"64 tables start with 67108864 elements in total; at most 1048576 are allowed (33554432 bytes of memory_pages at 32 bytes each)"},
+	}
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := e.Load(context.Background(), tt.wasm)
+				require.ErrorIs(t, err, runtime.ErrNotAdmitted)
+				assert.Equal(t, "module not admitted: "+tt.problem, err.Error())
+			})
+		}
+	})
+}
+
+// TestRealModulesFitTheBounds: the bounds admit what real toolchains emit:
+// Go wasip1 (3.3 MB), C with and without SIMD, and QuickJS's engine module
+// through its glue, and each runs.
+func TestRealModulesFitTheBounds(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		for _, name := range []string{"textstats.wasm", "sort.wasm", "floats.wasm"} {
+			mod, err := e.Load(context.Background(), fixture(t, name))
+			require.NoError(t, err, name)
+			info := mod.Info()
+			assert.LessOrEqual(t, uint64(info.MemoryMinPages)*65536+info.TableElements*runtime.TableElementBytes,
+				uint64(info.Manifest.Limits.MemoryPages)*65536, "%s starts within its own memory_pages", name)
+		}
+		r, err := e.LoadReactor(context.Background(), quickJS(t), host.QuickJSGlue())
+		require.NoError(t, err)
+		assert.Equal(t, uint64(532), r.Info().TableElements, "QuickJS's one table")
+	})
+}
+
+// ExampleModuleInfo_tables shows what a module's memory and tables take of
+// memory_pages before it runs.
+func ExampleModuleInfo_tables() {
+	wasm, err := os.ReadFile(filepath.Join("..", "testdata", "textstats.wasm"))
+	if err != nil {
+		panic(err)
+	}
+	info, err := runtime.Inspect(wasm)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("memory %d pages, tables %d elements: %d bytes of memory_pages\n",
+		info.MemoryMinPages, info.TableElements, uint64(info.MemoryMinPages)*65536+info.TableElements*runtime.TableElementBytes)
+	// Output: memory 42 pages, tables 6244 elements: 2952320 bytes of memory_pages
+}
