@@ -112,12 +112,17 @@ func crossCases() []crossCase {
 		{"bigout", wasmFixture("bigout.wasm"), runtime.Limits{MaxOutputBytes: 65536}, []crossRequest{overLimit(`{}`, pipeline.OutputTooLarge)}},
 		{"bigout, room", wasmFixture("bigout.wasm"), runtime.Limits{MaxOutputBytes: 2 << 20, MaxPayloadBytes: 2 << 20}, []crossRequest{success(`{}`)}},
 		{"memory below the module's minimum", wasmFixture("textstats.wasm"), runtime.Limits{MemoryPages: 2}, []crossRequest{overLimit(`{"text":"x"}`, pipeline.MemoryExhausted)}},
+		{"tables beyond memory_pages at the start", wasmFixture("tablegrow.wasm"), runtime.Limits{MemoryPages: 1}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
+		{"tablegrow, room", wasmFixture("tablegrow.wasm"), runtime.Limits{MemoryPages: 600}, []crossRequest{success(`{}`)}},
+		{"tablefill", wasmFixture("tablefill.wasm"), runtime.Limits{}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
+		{"tablefill, fuel", wasmFixture("tablefill.wasm"), runtime.Limits{MemoryPages: 65536, Fuel: 5_000_000}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
 		// Refused by admission, the same on every engine.
 		{"refused: env import", wasmFixture("refused/env_import.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
 		{"refused: shared memory", wasmFixture("refused/shared_memory.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
 		{"refused: missing export", wasmFixture("refused/missing_export.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
 		{"refused: WASI and env", wasmFixture("refused/wasi_and_env.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
 		{"refused: bad manifest", wasmFixture("refused/bad_manifest.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: big tables", wasmFixture("refused/big_tables.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
 		{"no manifest", wasmFixture("nomanifest.wasm"), runtime.Limits{}, []crossRequest{success(`{"a":[1,2]}`)}},
 
 		// JS tools, every form, from the snapshot taken after loading.
