@@ -60,13 +60,14 @@ const probeBytes = 64 << 10
 // # Errors
 //
 // When a write or fsync fails (a full disk, a file size limit, an I/O
-// error), the sink cuts the log back to the end of its last durable record,
-// so no torn or unacknowledged record stays in the chain, and fails: the
+// error), the sink cuts the log back to the end of its last good record
+// (the last one written, or after a failed fsync the last one fsynced), so
+// no torn record stays in the chain, and fails: the
 // appends waiting for that write or fsync and every later one return an
 // error matching ErrSinkFailed (and the cause, e.g. syscall.ENOSPC), and
 // Health says why. A failed sink retries by itself, with a pause that grows
 // to 2 s: once the device has room again (and the cut-back succeeded) it
-// accepts records again, continuing the chain from its last durable record.
+// accepts records again, continuing the chain from its last record.
 // Nothing it acknowledged is lost or moved.
 //
 // A verdict whose attempt was cut back by such a failure is refused with
@@ -92,6 +93,7 @@ type FileSink struct {
 	cause    error     // why the sink failed, or why it has not recovered yet
 	failedAt time.Time // when it failed
 	cutting  bool      // a failure is being cut back: no write or fsync starts
+	syncLost bool      // an fsync failed: what was written since the last good one is suspect
 	dirty    bool      // a cut-back failed: the file may hold bytes past durable
 	lost     map[string]struct{}
 	healing  bool
@@ -289,7 +291,7 @@ func (s *FileSink) write() {
 	}
 	b.buf = nil
 	if err != nil {
-		s.fail(ioError("write", err), b)
+		s.fail(ioError("write", err), b, false)
 		return
 	}
 	b.written = true
@@ -311,7 +313,7 @@ func (s *FileSink) sync() {
 	s.mu.Lock()
 	s.syncing = false
 	if err != nil {
-		s.fail(ioError("fsync", err), nil)
+		s.fail(ioError("fsync", err), nil, true)
 		return
 	}
 	for _, b := range s.unsynced[:n] {
@@ -322,14 +324,10 @@ func (s *FileSink) sync() {
 	s.cond.Broadcast()
 }
 
-// fail makes the sink refuse appends, cuts the log back to its last durable
+// fail makes the sink refuse appends, cuts the log back to its last good
 // record and starts healing. It is called with s.mu held by the goroutine
 // whose write (of orphan) or fsync failed.
-//
-// The cut goes back to the last fsync, not the last write: after a failed
-// fsync the kernel may have dropped any page written since the one before,
-// so only what was fsynced is known to be in the file.
-func (s *FileSink) fail(cause error, orphan *batch) {
+func (s *FileSink) fail(cause error, orphan *batch, syncFailed bool) {
 	if s.failed == nil {
 		s.failed = fmt.Errorf("%w: %s: %w", ErrSinkFailed, s.path, cause)
 		s.cause, s.failedAt = cause, time.Now()
@@ -337,16 +335,17 @@ func (s *FileSink) fail(cause error, orphan *batch) {
 	if orphan != nil {
 		s.orphans = append(s.orphans, orphan)
 	}
+	s.syncLost = s.syncLost || syncFailed
 	s.cond.Broadcast()
 	if s.cutting {
-		return // the goroutine cutting back takes the orphan too
+		return // the goroutine cutting back takes this failure into account
 	}
 	s.cutting = true
 	for s.writing || s.syncing {
 		s.cond.Wait()
 	}
 	s.cutBack()
-	s.cutting = false
+	s.cutting, s.syncLost = false, false
 	s.cond.Broadcast()
 	if !s.healing && !s.closed {
 		s.healing = true
@@ -354,21 +353,45 @@ func (s *FileSink) fail(cause error, orphan *batch) {
 	}
 }
 
-// cutBack truncates the file to the last durable record and drops every
-// record after it, failing their appends. Called with s.mu held and no I/O
-// in flight; it releases s.mu during its own I/O.
+// cutBack truncates the file after its last good record, fsyncs it, and
+// drops every record after that point, failing their appends. Called with
+// s.mu held and no I/O in flight; it releases s.mu during its own I/O.
+//
+// After a failed write, the records written before it are good: the cut
+// keeps them, and its fsync makes them durable (an attempt whose verdict
+// then fails stays in the log, unanswered, as the trace of an execution).
+// After a failed fsync, the kernel may have dropped any page written since
+// the last good one, so the cut goes back to that fsync; if the cut's own
+// fsync fails, likewise.
 func (s *FileSink) cutBack() {
-	to, f := s.durable, s.f
+	to, f := s.written, s.f
+	if s.syncLost {
+		to = s.durable
+	}
 	s.mu.Unlock()
 	err := truncateSync(f, to.size)
 	s.mu.Lock()
+	if err != nil && to != s.durable {
+		to = s.durable
+		s.mu.Unlock()
+		err = truncateSync(f, to.size)
+		s.mu.Lock()
+	}
 	if err != nil {
 		// The torn tail stays until heal manages to cut it; OpenFile and
 		// Verify report it if the process stops first.
 		s.dirty = true
 		s.cause = fmt.Errorf("%w (and cutting the log back failed: %w)", s.cause, err)
 	}
-	dropped := append(append(s.unsynced, s.orphans...), s.pending)
+	var dropped []*batch
+	for _, b := range s.unsynced {
+		if b.end.seq <= to.seq {
+			b.durable = true // the cut's fsync covered it
+		} else {
+			dropped = append(dropped, b)
+		}
+	}
+	dropped = append(append(dropped, s.orphans...), s.pending)
 	for i := len(dropped) - 1; i >= 0; i-- {
 		b := dropped[i]
 		for j := len(b.undo) - 1; j >= 0; j-- {
@@ -383,7 +406,7 @@ func (s *FileSink) cutBack() {
 	}
 	s.unsynced, s.orphans, s.pending = nil, nil, &batch{}
 	s.chain.seq, s.chain.prev = to.seq, to.hash
-	s.written = to
+	s.written, s.durable = to, to
 }
 
 func truncateSync(f logFile, size int64) error {

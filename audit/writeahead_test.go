@@ -127,6 +127,27 @@ func TestFileSinkHealsWhenTheDiskHasRoomAgain(t *testing.T) {
 	assert.Empty(t, rep.Unanswered)
 }
 
+func TestFileSinkWriteFailureKeepsTheAttemptsWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	s, ff := openFaulty(t, path)
+	appendAction(t, s, 1)
+	a, err := s.Append(context.Background(), testAttempt(2))
+	require.NoError(t, err)
+	withAttempt := readFile(t, path)
+
+	// The disk fills while the executor runs: the verdict's write fails.
+	// The attempt, written before, stays (made durable by the cut-back's
+	// fsync): the trace of an execution whose verdict was never given.
+	ff.full.Store(true)
+	_, err = s.Append(context.Background(), testVerdict(2, a))
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	assert.Equal(t, withAttempt, readFile(t, path), "the attempt stays; the half-written verdict is cut back")
+	rep := verifyFile(t, path)
+	assert.Equal(t, 3, rep.Records)
+	require.Len(t, rep.Unanswered, 1)
+	assert.Equal(t, a.Hash, rep.Unanswered[0].Hash)
+}
+
 func TestFileSinkFsyncFailureCutsBackToTheLastDurableRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	s, ff := openFaulty(t, path)

@@ -2,39 +2,164 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
 )
 
+const auditHelp = `Usage:
+  wasmgate audit verify FILE
+  wasmgate audit repair FILE [--lock-wait 10s]
+
+verify checks an audit log: every line canonical JSON with exactly its
+record's members, each hash matching its record, seq counting up from 1,
+each prev naming the record before, and each verdict (action_audit) that
+names an attempt (attempt_hash) answering an earlier action_attempt and
+repeating its action, executor, module, input and env digests, trace_id
+and ts_utc. It prints "ok" with the counts, then every attempt no verdict
+answers, by line: an execution that never ended in a verdict (the process
+stopped while it ran, or its verdict could not be written), or one still
+running if the log is live. Logs written before attempts existed verify.
+Exit codes: 0 the chain is intact (unanswered attempts or not), 1 a line is
+broken (FILE:LINE: reason, on stderr), 2 usage error or unreadable file.
+
+repair cuts a torn last line (an append cut short by a crash or a full disk,
+which 'run --audit' and 'serve' refuse to extend) back to the end of the last
+complete record. The cut bytes are kept first, in FILE.torn-<UTC time>. A log
+that is intact is left alone; one broken anywhere else is not changed (that
+is evidence, not a torn append): exit 1, naming the line. It waits for a log
+another process holds, as --audit does.
+Exit codes: 0 repaired or nothing to repair, 1 broken before its end, 2
+usage error, 4 the repair itself failed.
+`
+
 // auditCmd holds the audit log subcommands.
 func (e env) auditCmd(args []string) int {
-	if len(args) == 0 || args[0] != "verify" {
-		return e.fail("audit", usagef("usage: wasmgate audit verify FILE"))
+	if len(args) == 0 {
+		return e.fail("audit", usagef("usage: wasmgate audit verify FILE | wasmgate audit repair FILE ('wasmgate audit -h' for more)"))
 	}
-	fs := newFlagSet("audit verify", e.stderr)
-	pos, err := parseInterleaved(fs, args[1:])
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(e.stdout, auditHelp)
+		return exitSuccess
+	case "verify":
+		return e.auditVerifyCmd(args[1:])
+	case "repair":
+		return e.auditRepairCmd(args[1:])
+	}
+	return e.fail("audit", usagef("unknown subcommand %q (verify, repair)", args[0]))
+}
+
+func (e env) auditFlagSet(name string) *flag.FlagSet {
+	fs := newFlagSet(name, e.stderr)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), auditHelp) }
+	return fs
+}
+
+// oneFile parses a subcommand's flags around its one argument, the log.
+func oneFile(fs *flag.FlagSet, args []string) (string, error) {
+	pos, err := parseInterleaved(fs, args)
+	switch {
+	case err != nil:
+		return "", &usageError{err.Error()}
+	case len(pos) != 1:
+		return "", usagef("want exactly one audit log file, got %d arguments", len(pos))
+	}
+	return pos[0], nil
+}
+
+func (e env) auditVerifyCmd(args []string) int {
+	const name = "audit verify"
+	path, err := oneFile(e.auditFlagSet(name), args)
 	if err != nil {
-		return e.fail("audit verify", &usageError{err.Error()})
+		return e.fail(name, err)
 	}
-	if len(pos) != 1 {
-		return e.fail("audit verify", usagef("want exactly one audit log file, got %d arguments", len(pos)))
-	}
-	f, err := os.Open(pos[0])
+	f, err := os.Open(path)
 	if err != nil {
-		return e.fail("audit verify", usagef("%v", err))
+		return e.fail(name, usagef("%v", err))
 	}
 	defer f.Close()
 	rep, err := audit.Verify(f)
 	var ce *audit.ChainError
 	if errors.As(err, &ce) {
-		fmt.Fprintf(e.stderr, "%s:%d: %s\n", pos[0], ce.Line, ce.Reason)
+		fmt.Fprintf(e.stderr, "%s:%d: %s\n", path, ce.Line, ce.Reason)
+		if ce.Torn {
+			fmt.Fprintf(e.stderr, "%s: 'wasmgate audit repair %s' cuts a torn last line back to the last complete record\n", path, path)
+		}
 		return exitFailed
 	}
 	if err != nil {
-		return e.fail("audit verify", err)
+		return e.fail(name, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d records, hash chain intact\n", pos[0], rep.Records)
+	fmt.Fprintf(e.stdout, "%s: ok, %s (%s, %s), hash chain intact\n",
+		path, count(rep.Records, "record"), count(rep.Attempts, "attempt"), count(rep.Records-rep.Attempts, "verdict"))
+	for _, a := range rep.Unanswered {
+		fmt.Fprintf(e.stdout, "%s:%d: attempt seq %d (%s, trace_id %s) has no verdict: the execution never ended in one (the process stopped, or the verdict could not be written), or is still running\n",
+			path, a.Line, a.Seq, a.Action, a.TraceID)
+	}
 	return exitSuccess
+}
+
+func (e env) auditRepairCmd(args []string) int {
+	const name = "audit repair"
+	fs := e.auditFlagSet(name)
+	wait := fs.Duration("lock-wait", audit.DefaultLockWait, "how long to wait for a log another process holds")
+	path, err := oneFile(fs, args)
+	if err != nil {
+		return e.fail(name, err)
+	}
+	if *wait < 0 {
+		return e.fail(name, usagef("--lock-wait must be 0 or more, got %s", *wait))
+	}
+	rep, err := audit.Repair(path, audit.WithLockWait(*wait))
+	var ce *audit.ChainError
+	switch {
+	case errors.As(err, &ce):
+		fmt.Fprintf(e.stderr, "%s:%d: %s\n%s: not repaired: only a torn last line is cut, and this log is broken before its end (%s before line %d intact); nothing was changed\n",
+			path, ce.Line, ce.Reason, path, count(rep.Records, "record"), ce.Line)
+		return exitFailed
+	case errors.Is(err, os.ErrNotExist):
+		return e.fail(name, usagef("%v", err))
+	case err != nil:
+		return e.fail(name, err)
+	case rep.CutLine == 0:
+		fmt.Fprintf(e.stdout, "%s: nothing to repair: %s, hash chain intact\n", path, count(rep.Records, "record"))
+	default:
+		fmt.Fprintf(e.stdout, "%s: cut the torn line %d (%d bytes) back to the end of record %d; the cut bytes are in %s\n",
+			path, rep.CutLine, rep.CutBytes, rep.Records, rep.TornPath)
+	}
+	return exitSuccess
+}
+
+// auditLockWaitUsage documents --audit-lock-wait, the flag of every command
+// that appends to an --audit log.
+const auditLockWaitUsage = "how long to wait for an --audit log another process is appending to before giving up (0: not at all)"
+
+// openAuditLog opens a command's --audit log. Its errors say what to do
+// about a torn log or one another process holds.
+func openAuditLog(path string, lockWait time.Duration) (*audit.FileSink, error) {
+	if lockWait < 0 {
+		return nil, usagef("--audit-lock-wait must be 0 or more, got %s", lockWait)
+	}
+	s, err := audit.OpenFile(path, audit.WithLockWait(lockWait))
+	switch {
+	case errors.Is(err, audit.ErrTornTail):
+		return nil, fmt.Errorf("%w; run 'wasmgate audit repair %s' to cut it back to its last complete record", err, path)
+	case errors.Is(err, audit.ErrLocked):
+		return nil, fmt.Errorf("%w: another process is appending to it (--audit-lock-wait sets how long to wait)", err)
+	case err != nil:
+		return nil, err
+	}
+	return s, nil
+}
+
+// count writes n things: "1 record", "2 records".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -107,6 +107,7 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	fs := newFlagSet("rep", e.stderr)
 	config := fs.String("config", "", "registry configuration (JSON): its actions are the step kinds (required)")
 	auditPath := fs.String("audit", "", "append every step's audit record to this JSON Lines file")
+	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
 	concurrency := fs.Int("concurrency", jsonrpc.DefaultConcurrency, "runs executing at once; more wait")
 	resultsFlag := fs.String("results", "full", resultsUsage+"; digest-only: Poll reports no step outputs, only their digests")
 	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
@@ -156,7 +157,7 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	}
 	var sink audit.Sink
 	if *auditPath != "" {
-		fsink, err := audit.OpenFile(*auditPath)
+		fsink, err := openAuditLog(*auditPath, *auditLockWait)
 		if err != nil {
 			return e.fail("rep", err)
 		}

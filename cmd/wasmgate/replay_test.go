@@ -46,6 +46,7 @@ type replayReport struct {
 		Action       string   `json:"action"`
 		TraceID      string   `json:"trace_id"`
 		InputDigest  string   `json:"input_digest"`
+		EnvDigest    *string  `json:"env_digest"`
 		Verdict      string   `json:"verdict"`
 		Status       string   `json:"status"`
 		ReasonCodes  []string `json:"reason_codes"`
@@ -55,10 +56,11 @@ type replayReport struct {
 	} `json:"requests"`
 	Divergences []replayDivergence `json:"divergences"`
 	NotInCorpus []struct {
-		Seq         uint64 `json:"seq"`
-		Action      string `json:"action"`
-		TraceID     string `json:"trace_id"`
-		InputDigest string `json:"input_digest"`
+		Seq         uint64  `json:"seq"`
+		Action      string  `json:"action"`
+		TraceID     string  `json:"trace_id"`
+		InputDigest string  `json:"input_digest"`
+		EnvDigest   *string `json:"env_digest"`
 	} `json:"not_in_corpus"`
 }
 
@@ -107,8 +109,20 @@ func corpusFile(t *testing.T, lines ...string) string {
 	return writeFile(t, "corpus.jsonl", strings.Join(lines, "\n")+"\n")
 }
 
-// readRecords reads an audit log the tests wrote.
+// readRecords reads the verdicts (action_audit records, one per action) of
+// an audit log the tests wrote; allRecords reads attempts too.
 func readRecords(t *testing.T, path string) []audit.Record {
+	t.Helper()
+	var out []audit.Record
+	for _, r := range allRecords(t, path) {
+		if r.EventType == audit.EventActionAudit {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func allRecords(t *testing.T, path string) []audit.Record {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -308,7 +322,7 @@ func TestReplayPlantedDivergence(t *testing.T) {
 	r := wasmgate(t, "", "replay", "--wasm", td("upper.wasm"), "--corpus", corpus, "--audit", log)
 	require.Equal(t, exitSuccess, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "audit records     2\naudit checked     1\naudit matched     1\naudit mismatched  0\nnot in corpus     1\n")
-	assert.Contains(t, r.stdout, "\nnot in corpus (audited, not replayed):\n  audit seq 2 (upper)\n")
+	assert.Contains(t, r.stdout, "\nnot in corpus (audited, not replayed):\n  audit seq 4 (upper)\n", "seq 3 is its attempt")
 	assert.True(t, strings.HasSuffix(r.stdout, "\nok: every run agrees\n"), r.stdout)
 
 	// The impostor: echo.wasm packed as upper 1.1.0.
@@ -343,11 +357,11 @@ audit mismatched  1
 not in corpus     1
 
 divergences:
-  line 1 (upper) vs audit seq 1: output_digest differs: "`+*records[0].OutputDigest+`" in audit seq 1; "`+echoed+`" on `+onEveryRun+`
-  line 1 (upper) vs audit seq 1: module_digest differs: "`+records[0].ModuleDigest+`" in audit seq 1; "`+impostorDigest+`" on `+onEveryRun+`
+  line 1 (upper) vs audit seq 2: output_digest differs: "`+*records[0].OutputDigest+`" in audit seq 2; "`+echoed+`" on `+onEveryRun+`
+  line 1 (upper) vs audit seq 2: module_digest differs: "`+records[0].ModuleDigest+`" in audit seq 2; "`+impostorDigest+`" on `+onEveryRun+`
 
 not in corpus (audited, not replayed):
-  audit seq 2 (upper)
+  audit seq 4 (upper)
 
 DIVERGED: 2 divergences
 `, r.stdout)
@@ -358,24 +372,24 @@ DIVERGED: 2 divergences
 	require.NotNil(t, rep.Summary.Audit)
 	assert.Equal(t, 1, rep.Summary.Audit.Mismatched)
 	wazeroRun1 := []replaySource{{Engine: "wazero", Run: 1}}
-	audited := []replaySource{{AuditSeq: 1}}
+	audited := []replaySource{{AuditSeq: 2}}
 	assert.Equal(t, []replayDivergence{
-		{Kind: "audit", Line: 1, Action: "upper", TraceID: traceID(1), AuditSeq: 1, Field: "output_digest", Values: []replayValue{
+		{Kind: "audit", Line: 1, Action: "upper", TraceID: traceID(1), AuditSeq: 2, Field: "output_digest", Values: []replayValue{
 			{Value: json.RawMessage(`"` + *records[0].OutputDigest + `"`), Sources: audited},
 			{Value: json.RawMessage(`"` + echoed + `"`), Sources: wazeroRun1},
 		}},
-		{Kind: "audit", Line: 1, Action: "upper", TraceID: traceID(1), AuditSeq: 1, Field: "module_digest", Values: []replayValue{
+		{Kind: "audit", Line: 1, Action: "upper", TraceID: traceID(1), AuditSeq: 2, Field: "module_digest", Values: []replayValue{
 			{Value: json.RawMessage(`"` + records[0].ModuleDigest + `"`), Sources: audited},
 			{Value: json.RawMessage(`"` + impostorDigest + `"`), Sources: wazeroRun1},
 		}},
 	}, rep.Divergences)
 	require.Len(t, rep.NotInCorpus, 1)
-	assert.Equal(t, uint64(2), rep.NotInCorpus[0].Seq)
+	assert.Equal(t, uint64(4), rep.NotInCorpus[0].Seq)
 	assert.Equal(t, records[1].TraceID, rep.NotInCorpus[0].TraceID)
 	assert.Equal(t, digestJSON(t, `{"text":"only audited"}`), rep.NotInCorpus[0].InputDigest)
 	assert.Equal(t,
-		`wasmgate replay: divergence: line 1 (upper) vs audit seq 1: output_digest differs: "`+*records[0].OutputDigest+`" in audit seq 1; "`+echoed+`" on wazero run 1`+"\n"+
-			`wasmgate replay: divergence: line 1 (upper) vs audit seq 1: module_digest differs: "`+records[0].ModuleDigest+`" in audit seq 1; "`+impostorDigest+`" on wazero run 1`+"\n",
+		`wasmgate replay: divergence: line 1 (upper) vs audit seq 2: output_digest differs: "`+*records[0].OutputDigest+`" in audit seq 2; "`+echoed+`" on wazero run 1`+"\n"+
+			`wasmgate replay: divergence: line 1 (upper) vs audit seq 2: module_digest differs: "`+records[0].ModuleDigest+`" in audit seq 2; "`+impostorDigest+`" on wazero run 1`+"\n",
 		r.stderr, "with --json, stderr still names the divergences")
 }
 
@@ -469,8 +483,10 @@ func TestReplayUsageErrors(t *testing.T) {
 		{"no action with --config", []string{"--config", td("registry.json"), "--corpus", corpusFile(t, `{"action":"math.sum","payload":1}`, `{"payload":1}`)}, `corpus.jsonl:2: no "action" (every request needs one with --config)`},
 		{"malformed trace id", []string{"--wasm", sum, "--corpus", corpusFile(t, `{"payload":1}`, `{"payload":1,"trace_id":"abc"}`)}, `corpus line 2: pipeline: invalid request: trace_id "abc" is not a UUID`},
 		{"missing audit log", []string{"--wasm", sum, "--corpus", good, "--audit", "nope.jsonl"}, "--audit: open nope.jsonl: no such file"},
-		{"edited audit log", []string{"--wasm", sum, "--corpus", good, "--audit", edited}, edited + ":1: hash mismatch: the record was edited"},
-		{"torn audit log", []string{"--wasm", sum, "--corpus", good, "--audit", torn}, torn + ":2: torn last line"},
+		{"edited audit log", []string{"--wasm", sum, "--corpus", good, "--audit", edited}, edited + ":2: hash mismatch: the record was edited"},
+		{"torn audit log", []string{"--wasm", sum, "--corpus", good, "--audit", torn}, torn + ":4: torn last line"},
+		{"env not an object", []string{"--wasm", sum, "--corpus", corpusFile(t, `{"payload":1}`, `{"payload":1,"env":["KEY"]}`)}, `corpus.jsonl:2: "env" must be a JSON object`},
+		{"env with a key twice", []string{"--wasm", sum, "--corpus", corpusFile(t, `{"payload":1,"env":{"K":1,"K":2}}`)}, `corpus line 1: pipeline: invalid request: env is not canonicalizable JSON: audit: duplicate object key`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/jstool"
@@ -24,6 +25,7 @@ type runFlags struct {
 	engine, cacheDir, traceID string
 	limits                    runtime.Limits
 	results                   string
+	auditLockWait             time.Duration
 }
 
 func (e env) runCmd(ctx context.Context, args []string) int {
@@ -34,6 +36,7 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	fs.StringVar(&f.input, "input", "", "payload as JSON text")
 	fs.StringVar(&f.inputFile, "input-file", "", "read the payload from this file")
 	fs.StringVar(&f.audit, "audit", "", "append the audit record to this JSON Lines file")
+	fs.DurationVar(&f.auditLockWait, "audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
 	fs.StringVar(&f.engine, "engine", string(runtime.EngineWazero), engineUsage)
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.StringVar(&f.traceID, "trace-id", "", "trace id (UUID) of the request (default: random)")
@@ -124,7 +127,7 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 
 	var sink audit.Sink
 	if f.audit != "" {
-		fsink, err := audit.OpenFile(f.audit)
+		fsink, err := openAuditLog(f.audit, f.auditLockWait)
 		if err != nil {
 			return none, err
 		}

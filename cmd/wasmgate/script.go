@@ -47,6 +47,7 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	limits := runtime.Limits{MemoryPages: jstool.ScriptLimits.MemoryPages}
 	fs.StringVar(&config, "config", "", "registry configuration (JSON) whose actions the script calls (default: none)")
 	fs.StringVar(&auditFile, "audit", "", "append one audit record per tool call to this JSON Lines file")
+	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
 	fs.StringVar(&engineFlag, "engine", string(runtime.EngineWazero), engineUsage)
 	fs.StringVar(&cacheDirFlag, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.Int64Var(&limits.TimeoutMs, "timeout-ms", jstool.ScriptLimits.TimeoutMs, "the script's wall-clock limit in milliseconds, tool calls included")
@@ -99,7 +100,7 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 
 	var sink audit.Sink = audit.NewMemorySink()
 	if auditFile != "" {
-		fsink, err := audit.OpenFile(auditFile)
+		fsink, err := openAuditLog(auditFile, *auditLockWait)
 		if err != nil {
 			return e.fail("script", err)
 		}

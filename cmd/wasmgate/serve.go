@@ -46,6 +46,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	config := fs.String("config", "", "registry configuration (JSON): its actions and executors are served by name")
 	toolsDir := fs.String("tools-dir", "", "tool store for npm packages (default: $WASMGATE_TOOLS_DIR, else the user cache directory)")
 	auditPath := fs.String("audit", "", "append every call's audit record to this JSON Lines file")
+	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
 	maxConc := fs.Int("max-concurrency", 0, "tool calls running at once (default: 4 per CPU)")
 	queueWait := fs.Duration("queue-wait", httpexec.DefaultQueueWait, "how long a call may wait for a slot before it is refused with 503")
 	queueLength := fs.Int("queue-length", httpexec.DefaultQueueLength, "calls that may wait for a slot at once (each holds its request body)")
@@ -129,7 +130,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	}
 	var sink audit.Sink
 	if *auditPath != "" {
-		fsink, err := audit.OpenFile(*auditPath)
+		fsink, err := openAuditLog(*auditPath, *auditLockWait)
 		if err != nil {
 			return e.fail("serve", err)
 		}

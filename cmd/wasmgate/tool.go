@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -73,11 +74,13 @@ func (e env) toolCmd(ctx context.Context, args []string) int {
 // toolFlags are the flags of both sides.
 type toolFlags struct {
 	tools, audit, results string
+	auditLockWait         time.Duration
 }
 
 func (f *toolFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tools, "tools", "tools", "directory of the tools (DIR/**/manifest.json)")
 	fs.StringVar(&f.audit, "audit", "", "append the run's audit record to this JSON Lines file (default: checked and dropped)")
+	fs.DurationVar(&f.auditLockWait, "audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
 	fs.StringVar(&f.results, "results", "full", resultsUsage+"; digest-only: the result payload is {\"output_digest\": …}, no log events")
 }
 
@@ -130,7 +133,7 @@ func (e env) toolRunCmd(ctx context.Context, args []string) int {
 	}
 	child := []string{"tool", "serve-stdio", id, "--tools", f.tools, "--results", f.results}
 	if f.audit != "" {
-		child = append(child, "--audit", f.audit)
+		child = append(child, "--audit", f.audit, "--audit-lock-wait", f.auditLockWait.String())
 	}
 	emit := toolproto.Passthrough(e.stdout)
 	if !*asJSON {
@@ -210,7 +213,7 @@ func (e env) toolServeCmd(ctx context.Context, args []string) int {
 	}
 	cfg.Sink = audit.NewDiscardSink()
 	if f.audit != "" {
-		fsink, err := audit.OpenFile(f.audit)
+		fsink, err := openAuditLog(f.audit, f.auditLockWait)
 		if err != nil {
 			return refuse(string(pipeline.AuditLogFailed), true, err.Error())
 		}

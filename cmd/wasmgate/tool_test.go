@@ -492,7 +492,7 @@ func TestToolRunAudit(t *testing.T) {
 	}
 	r := wasmgate(t, "", "audit", "verify", log)
 	assert.Equal(t, 0, r.code, r.stdout+r.stderr)
-	assert.Contains(t, r.stdout, "ok, 2 records, hash chain intact")
+	assert.Contains(t, r.stdout, "ok, 4 records (2 attempts, 2 verdicts), hash chain intact")
 }
 
 func TestToolRunUsageErrors(t *testing.T) {

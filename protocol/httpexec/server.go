@@ -238,6 +238,15 @@ func (s *Server) route(r *http.Request) string {
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	// A server whose audit log is failing refuses every call (BLOCKED,
+	// AUDIT_LOG_FAILED, nothing run) until the log recovers: it is not
+	// healthy, and a load balancer should send the calls elsewhere.
+	if h, ok := s.cfg.Sink.(audit.HealthReporter); ok {
+		if err := h.Health(); err != nil {
+			writeError(w, http.StatusServiceUnavailable, CodeInternalError, "the audit log cannot be written, so every call is refused until it recovers: "+err.Error())
+			return
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"status":                "ok",
 		"protocolVersion":       ProtocolVersion,
