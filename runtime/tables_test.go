@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,7 +111,7 @@ func wasmModule(sections ...[]byte) []byte {
 func TestAdmissionBoundsGuestCounts(t *testing.T) {
 	voidType := wasmSection(1, wasmVec(1, []byte{0x60, 0, 0}))
 	tableOf := func(min uint64) []byte { return append([]byte{0x70, 0x00}, uleb(min)...) }
-	bodyWithLocals := append(append([]byte{6, 1}, uleb(50_000)...), 0x7f, 0x0b) // size 6: one group of 50,000 i32, end
+	bodyWithLocals := append(append([]byte{6, 1}, uleb(49_000)...), 0x7f, 0x0b) // size 6: one group of 49,000 i32, end
 	tests := []struct {
 		name    string
 		wasm    []byte
@@ -125,7 +126,7 @@ func TestAdmissionBoundsGuestCounts(t *testing.T) {
 		{"functions", wasmModule(voidType, wasmSection(3, wasmVec(100_001, []byte{0}))),
 			"100001 functions; at most 100000 are allowed"},
 		{"locals", wasmModule(voidType, wasmSection(3, wasmVec(21, []byte{0})), wasmSection(10, wasmVec(21, bodyWithLocals))),
-			"1050000 locals declared by the function bodies together; at most 1000000 are allowed"},
+			"1029000 locals declared by the function bodies together; at most 1000000 are allowed"},
 		{"globals", wasmModule(wasmSection(6, wasmVec(10_001, []byte{0x7f, 0, 0x41, 0, 0x0b}))),
 			"10001 globals; at most 10000 are allowed"},
 		{"element segments", wasmModule(wasmSection(9, wasmVec(10_001, []byte{1, 0, 0}))),
@@ -180,4 +181,119 @@ func ExampleModuleInfo_tables() {
 	fmt.Printf("memory %d pages, tables %d elements: %d bytes of memory_pages\n",
 		info.MemoryMinPages, info.TableElements, uint64(info.MemoryMinPages)*65536+info.TableElements*runtime.TableElementBytes)
 	// Output: memory 42 pages, tables 6244 elements: 2952320 bytes of memory_pages
+}
+
+// abiModule assembles an ABI v1 module: wg_alloc returns 1024, the output
+// is empty, wg_execute runs execute; extra functions (type (i32) -> (i32),
+// from index 4) have the given bodies. elemDeclare lists the functions
+// ref.func may name.
+func abiModule(execute []byte, extra [][]byte, elemDeclare ...byte) []byte {
+	types := wasmSection(1, append(uleb(3),
+		0x60, 1, 0x7f, 1, 0x7f, // 0: (i32) -> (i32)
+		0x60, 2, 0x7f, 0x7f, 1, 0x7f, // 1: (i32 i32) -> (i32)
+		0x60, 0, 1, 0x7f)) // 2: () -> (i32)
+	funcs := append(uleb(uint64(4+len(extra))), 0, 1, 2, 2)
+	for range extra {
+		funcs = append(funcs, 0)
+	}
+	name := func(s string) []byte { return append(uleb(uint64(len(s))), s...) }
+	exports := append(uleb(5), name("wg_alloc")...)
+	exports = append(exports, 0, 0)
+	exports = append(append(exports, name("wg_execute")...), 0, 1)
+	exports = append(append(exports, name("wg_output_ptr")...), 0, 2)
+	exports = append(append(exports, name("wg_output_len")...), 0, 3)
+	exports = append(append(exports, name("memory")...), 2, 0)
+	body := func(b []byte) []byte { return append(uleb(uint64(len(b))), b...) }
+	code := uleb(uint64(4 + len(extra)))
+	code = append(code, body([]byte{0, 0x41, 0x80, 0x08, 0x0b})...)
+	code = append(code, body(execute)...)
+	code = append(code, body([]byte{0, 0x41, 0, 0x0b})...)
+	code = append(code, body([]byte{0, 0x41, 0, 0x0b})...)
+	for _, b := range extra {
+		code = append(code, body(b)...)
+	}
+	sections := [][]byte{types, wasmSection(3, funcs), wasmSection(5, []byte{1, 0, 1}), wasmSection(7, exports)}
+	if len(elemDeclare) > 0 {
+		sections = append(sections, wasmSection(9, append([]byte{1, 3, 0}, append(uleb(uint64(len(elemDeclare))), elemDeclare...)...)))
+	}
+	return wasmModule(append(sections, wasmSection(10, code))...)
+}
+
+// TestGuestCannotAllocateThroughTheEngine: what a guest executes cannot make
+// an engine allocate beyond its limits: a million ref.func (46 bytes each
+// in wazero's compiler, kept until the instance closes, before they were
+// instrumented), or a recursion of frames of 49,000 locals (2.3 GB of
+// wazero's interpreter stack for 1000 of them, before large frames counted
+// as several calls). Each ends as it does on every engine, with the same
+// fuel, and allocates a few MB at most.
+func TestGuestCannotAllocateThroughTheEngine(t *testing.T) {
+	var locals []byte
+	locals = append(locals, uleb(392)...)
+	for range 392 {
+		locals = append(locals, 125, 0x7e) // 125 i64: 49,000
+	}
+	recursion := append(locals, // f(n) = n == 0 ? 0 : 1 + f(n-1)
+		0x20, 0, 0x45, 0x04, 0x7f, 0x41, 0, 0x05,
+		0x41, 1, 0x20, 0, 0x41, 1, 0x6b, 0x10, 4, 0x6a, 0x0b, 0x0b)
+	refLoop := []byte{1, 1, 0x7f, // local $n i32
+		0x41, 0xc0, 0x84, 0x3d, 0x21, 2, // n = 1,000,000
+		0x03, 0x40, 0xd2, 4, 0x1a, // loop: drop (ref.func 4)
+		0x20, 2, 0x41, 1, 0x6b, 0x22, 2, 0x0d, 0, 0x0b, // br_if (n = n - 1)
+		0x41, 0, 0x0b}
+	tests := []struct {
+		name    string
+		wasm    []byte
+		kind    runtime.OutcomeKind
+		message string
+	}{
+		{"a million ref.func", abiModule(refLoop, [][]byte{{0, 0x41, 0, 0x0b}}, 4), runtime.Completed, ""},
+		{"frames of 49,000 locals", abiModule([]byte{0, 0x41, 0xe8, 0x07, 0x10, 4, 0x1a, 0x41, 0, 0x0b}, [][]byte{recursion}),
+			runtime.StackExhausted, "call depth exceeded 1000"},
+	}
+	fuel := map[string]uint64{}
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				mod, err := e.Load(context.Background(), tt.wasm)
+				require.NoError(t, err)
+				in := input(`{}`)
+				in.Limits.TimeoutMs = 120_000
+				var before, after goruntime.MemStats
+				goruntime.ReadMemStats(&before)
+				out, err := mod.Run(context.Background(), in)
+				goruntime.ReadMemStats(&after)
+				require.NoError(t, err)
+				assert.Equal(t, tt.kind, out.Kind, out.Message)
+				assert.Contains(t, out.Message, tt.message)
+				assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes the run allocated")
+				if f, ok := fuel[tt.name]; ok {
+					assert.Equal(t, f, out.FuelUsed, "fuel differs between engines")
+				}
+				fuel[tt.name] = out.FuelUsed
+			})
+		}
+	})
+}
+
+// TestLocalsLeaveRoomForTheInstrumentation: a function's parameters and
+// locals may take 50,000 less the 6 scratch locals the instrumenter may add,
+// the limit wasmtime enforces on the function it compiles. At 50,000
+// declared locals a module ran on wazero and was refused by wasmtime.
+func TestLocalsLeaveRoomForTheInstrumentation(t *testing.T) {
+	withLocals := func(n uint64) []byte {
+		body := append([]byte{1}, uleb(n)...)
+		body = append(body, 0x7e, 0x20, 0, 0x0b) // n i64; local.get 0
+		return abiModule([]byte{0, 0x41, 0, 0x10, 4, 0x1a, 0x41, 0, 0x0b}, [][]byte{body})
+	}
+	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+		mod, err := e.Load(context.Background(), withLocals(49_993))
+		require.NoError(t, err)
+		out, err := mod.Run(context.Background(), input(`{}`))
+		require.NoError(t, err)
+		assert.Equal(t, runtime.Completed, out.Kind, out.Message)
+
+		_, err = e.Load(context.Background(), withLocals(49_994))
+		require.ErrorIs(t, err, runtime.ErrNotAdmitted)
+		assert.Contains(t, err.Error(), "function body 4 declares more than 49993 locals: with its 1 parameters and the 6 the instrumentation may add, engines allow 50000")
+	})
 }

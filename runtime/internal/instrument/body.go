@@ -28,7 +28,7 @@ type fn struct {
 	acc int64
 
 	depth, canon bool
-	scratch      [6]uint32 // local index per scratch type (and a second i32), noLocal until used
+	scratch      [wasmbin.ReservedLocals]uint32 // local index per scratch type (and a second i32), noLocal until used
 	nLocals      uint32
 
 	// frameSlots counts the parameters and locals in 8-byte slots, maxVals
@@ -583,8 +583,9 @@ func (f *fn) rewrite(out []byte, idx, start, end int) ([]byte, error) {
 			f.fail("unknown value type 0x%02x", t)
 			break
 		}
-		if uint64(declared)+uint64(n) > wasmbin.MaxLocals {
-			f.fail("more than %d locals", wasmbin.MaxLocals)
+		if uint64(len(ft.params))+uint64(declared)+uint64(n) > wasmbin.MaxLocals-wasmbin.ReservedLocals {
+			f.fail("more than %d locals with the parameters (the instrumentation may add %d, and engines allow %d)",
+				wasmbin.MaxLocals-wasmbin.ReservedLocals, wasmbin.ReservedLocals, wasmbin.MaxLocals)
 			break
 		}
 		declared += int(n)

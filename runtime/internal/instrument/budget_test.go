@@ -186,14 +186,14 @@ func TestRefFuncAllocatesNothing(t *testing.T) {
 	}
 }
 
-// TestLargeFramesCountAsSeveralCalls: a recursion whose frames hold 50,000
-// locals stops after 5 calls (each counts as 196 against a limit of 1000),
-// where counting calls alone let wazero's interpreter take 1.4 GB of stack
+// TestLargeFramesCountAsSeveralCalls: a recursion whose frames hold 49,000
+// locals stops after 5 calls (each counts as 192 against a limit of 1000),
+// where counting calls alone let wazero's interpreter take 2.3 GB of stack
 // for 1000 of them.
 func TestLargeFramesCountAsSeveralCalls(t *testing.T) {
 	i32 := []byte{tI32}
 	locals := []byte{}
-	for i := 0; i < 50000/125; i++ {
+	for i := 0; i < 49000/125; i++ {
 		locals = append(locals, 125, tI64)
 	}
 	wasm := buildModule(
@@ -222,7 +222,7 @@ func TestLargeFramesCountAsSeveralCalls(t *testing.T) {
 		_, err = mod.ExportedFunction("f").Call(ctx, 1000)
 		goruntime.ReadMemStats(&after)
 		require.Error(t, err, eng.name)
-		assert.Equal(t, uint64(6*196), mod.ExportedGlobal(DepthGlobal).Get(), "%s: the sixth call trapped", eng.name)
+		assert.Equal(t, uint64(6*192), mod.ExportedGlobal(DepthGlobal).Get(), "%s: the sixth call trapped", eng.name)
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "%s: bytes allocated by the recursion", eng.name)
 		require.NoError(t, rt.Close(ctx))
 	}

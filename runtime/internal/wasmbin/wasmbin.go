@@ -144,10 +144,18 @@ type Table struct {
 	Limits  Limits
 }
 
-// MaxLocals bounds the locals of one function. Engines allocate per local
-// when they compile, so an unbounded count in a few bytes of input is a
-// memory bomb; 50,000 is the figure browsers enforce.
+// MaxLocals bounds the locals of one function, its parameters included.
+// Engines allocate per local when they compile, so an unbounded count in a
+// few bytes of input is a memory bomb; 50,000 is the figure browsers and
+// wasmtime enforce, on the function as compiled: with the ReservedLocals
+// the instrumenter may add.
 const MaxLocals = 50000
+
+// ReservedLocals is how many scratch locals the instrumenter may add to a
+// function: a module's own parameters and locals may take MaxLocals less
+// that, or an engine that enforces MaxLocals (wasmtime) would refuse what
+// another one (wazero) runs.
+const ReservedLocals = 6
 
 // ImportedFuncCount is the number of imported functions, which precede the
 // module's own functions in the function index space.
@@ -339,7 +347,11 @@ func (m *Module) decodeSection(s *Section, r *reader) error {
 	case SectionCode:
 		n := r.vecLen(2)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			m.Locals += r.functionBody(i)
+			params := 0
+			if int(i) < len(m.Funcs) && int(m.Funcs[i]) < len(m.Types) {
+				params = len(m.Types[m.Funcs[i]].Params)
+			}
+			m.Locals += r.functionBody(i, params)
 		}
 	case SectionData:
 		n := r.vecLen(2)
@@ -385,10 +397,10 @@ func (r *reader) elementSegment() uint32 {
 	return n
 }
 
-// functionBody checks one code entry, its size and its local declarations,
-// and returns the number of locals it declares. The instructions are left to
-// the engine's validator.
-func (r *reader) functionBody(i uint32) uint64 {
+// functionBody checks one code entry, its size and its local declarations
+// (beside params parameters), and returns the number of locals it declares.
+// The instructions are left to the engine's validator.
+func (r *reader) functionBody(i uint32, params int) uint64 {
 	size := r.u32()
 	if r.err != nil {
 		return 0
@@ -401,11 +413,13 @@ func (r *reader) functionBody(i uint32) uint64 {
 	body := &reader{b: r.b[:end], pos: r.pos}
 	groups := body.vecLen(2)
 	var locals uint64
+	allowed := uint64(MaxLocals - ReservedLocals - min(params, MaxLocals-ReservedLocals))
 	for g := uint32(0); g < groups && body.err == nil; g++ {
 		locals += uint64(body.u32())
 		body.byte() // value type
-		if locals > MaxLocals {
-			body.fail(fmt.Sprintf("function body %d declares more than %d locals", i, MaxLocals))
+		if locals > allowed {
+			body.fail(fmt.Sprintf("function body %d declares more than %d locals: with its %d parameters and the %d the instrumentation may add, engines allow %d",
+				i, allowed, params, ReservedLocals, MaxLocals))
 		}
 	}
 	if body.err != nil {
