@@ -90,7 +90,7 @@ type FileSink struct {
 	syncing  bool
 
 	failed   error     // while set, Append refuses; cleared by heal
-	cause    error     // why the sink failed, or why it has not recovered yet
+	cause    error     // why the sink failed
 	failedAt time.Time // when it failed
 	cutting  bool      // a failure is being cut back: no write or fsync starts
 	syncLost bool      // an fsync failed: what was written since the last good one is suspect
@@ -455,7 +455,8 @@ func (s *FileSink) heal() {
 			s.mu.Unlock()
 			return
 		}
-		s.cause = err
+		// Still no room (or the cut-back failed again): the cause the
+		// sink failed for stands.
 		s.mu.Unlock()
 		delay = min(2*delay, s.opts.retryMax)
 	}

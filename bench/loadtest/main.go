@@ -400,8 +400,11 @@ func checkAuditCount(path string, l *load) error {
 	if err != nil {
 		return err
 	}
-	if n := bytes.Count(raw, []byte("\n")); n != l.calls {
-		return fmt.Errorf("%s, %s audit: %d calls but %d records in %s", l.path, l.audit, l.calls, n, path)
+	// Every call ran the tool: an attempt and a verdict each.
+	verdicts := bytes.Count(raw, []byte(`"event_type":"action_audit"`))
+	attempts := bytes.Count(raw, []byte(`"event_type":"action_attempt"`))
+	if verdicts != l.calls || attempts != l.calls {
+		return fmt.Errorf("%s, %s audit: %d calls but %d verdicts and %d attempts in %s", l.path, l.audit, l.calls, verdicts, attempts, path)
 	}
 	return nil
 }

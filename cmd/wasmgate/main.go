@@ -11,7 +11,7 @@
 //	wasmgate script FILE.ts [--config FILE]
 //	wasmgate inspect FILE
 //	wasmgate pack --manifest M.json IN.wasm -o OUT.wasm
-//	wasmgate audit verify FILE
+//	wasmgate audit verify FILE | wasmgate audit repair FILE
 //	wasmgate replay --wasm FILE | --js FILE | --package P --tool T | --config FILE --corpus REQUESTS.jsonl [flags]
 //
 // Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error,
@@ -58,7 +58,8 @@ Usage:
   wasmgate script FILE.ts [--config FILE] [--audit FILE]                run a TypeScript toolscript calling registered actions
   wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
   wasmgate pack --manifest M.json IN.wasm -o OUT.wasm                   embed a manifest in a module
-  wasmgate audit verify FILE                                            check an audit log's hash chain
+  wasmgate audit verify FILE                                            check an audit log's hash chain; name attempts without a verdict
+  wasmgate audit repair FILE                                            cut a torn last line back to the last complete record
   wasmgate replay --wasm FILE|--js FILE|--config FILE --corpus R.jsonl  re-run requests on every engine; report divergences
 
 Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error,
