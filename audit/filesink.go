@@ -89,6 +89,12 @@ type FileSink struct {
 	writing  bool
 	syncing  bool
 
+	// running holds the attempts this sink linked whose verdicts have not
+	// come: executions under way, whose verdicts are due.
+	running   map[string]struct{}
+	syncTime  time.Duration // moving average of an fsync's duration
+	gatherEnd time.Time     // while set, an fsync waits for due verdicts until then
+
 	failed   error     // while set, Append refuses; cleared by heal
 	cause    error     // why the sink failed
 	failedAt time.Time // when it failed
@@ -194,7 +200,7 @@ func resume(f *os.File, path string, o fileOptions) (*FileSink, error) {
 	}
 	s := &FileSink{
 		path: path, opts: o, f: f, chain: c, pending: &batch{},
-		written: end, durable: end, lost: map[string]struct{}{}, stop: make(chan struct{}),
+		written: end, durable: end, lost: map[string]struct{}{}, running: map[string]struct{}{}, stop: make(chan struct{}),
 	}
 	s.cond.L = &s.mu
 	return s, nil
@@ -229,6 +235,10 @@ func (s *FileSink) Append(ctx context.Context, r Record) (Record, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r.AttemptHash != nil {
+		// Whatever becomes of this verdict, no other is due for its attempt.
+		delete(s.running, *r.AttemptHash)
+	}
 	switch {
 	case s.closed:
 		return Record{}, ErrClosed
@@ -252,6 +262,9 @@ func (s *FileSink) Append(ctx context.Context, r Record) (Record, error) {
 		b.undo = append(b.undo, change)
 	}
 	needSync := rec.EventType != EventActionAttempt
+	if !needSync {
+		s.running[rec.Hash] = struct{}{}
+	}
 	for {
 		switch {
 		case b.err != nil:
@@ -264,7 +277,7 @@ func (s *FileSink) Append(ctx context.Context, r Record) (Record, error) {
 			// or others': writes never wait for an fsync in flight.
 			s.write()
 			continue
-		case needSync && b.written && !s.syncing:
+		case needSync && b.written && !s.syncing && s.gathered():
 			// One fsync for every record written so far.
 			s.sync()
 			continue
@@ -301,6 +314,42 @@ func (s *FileSink) write() {
 	s.cond.Broadcast()
 }
 
+// maxGather bounds how long an fsync waits for due verdicts.
+const maxGather = time.Millisecond
+
+// gathered reports whether a verdict's fsync should start now, or wait for
+// the verdicts of the executions under way: those are due, and without the
+// wait the first of them takes an fsync of its own and the rest the next
+// one. The wait ends when every due verdict has been written, or after half
+// an fsync's duration (at most maxGather); a lone caller never waits. It is
+// Postgres's commit_delay with commit_siblings, except that the write-ahead
+// attempts say exactly which verdicts are coming. Called with s.mu held.
+func (s *FileSink) gathered() bool {
+	if len(s.running) == 0 {
+		s.gatherEnd = time.Time{}
+		return true
+	}
+	now := time.Now()
+	if s.gatherEnd.IsZero() {
+		d := min(s.syncTime/2, maxGather)
+		if d <= 0 {
+			return true
+		}
+		s.gatherEnd = now.Add(d)
+		time.AfterFunc(d, func() {
+			s.mu.Lock()
+			s.cond.Broadcast()
+			s.mu.Unlock()
+		})
+		return false
+	}
+	if now.Before(s.gatherEnd) {
+		return false
+	}
+	s.gatherEnd = time.Time{}
+	return true
+}
+
 // sync fsyncs what has been written. Called with s.mu held, which it
 // releases during the I/O: writes go on meanwhile and wait for the next
 // fsync.
@@ -309,9 +358,17 @@ func (s *FileSink) sync() {
 	s.syncing = true
 	f := s.f
 	s.mu.Unlock()
+	start := time.Now()
 	err := f.Sync()
+	took := time.Since(start)
 	s.mu.Lock()
 	s.syncing = false
+	s.gatherEnd = time.Time{}
+	if s.syncTime == 0 {
+		s.syncTime = took
+	} else {
+		s.syncTime += (took - s.syncTime) / 8
+	}
 	if err != nil {
 		s.fail(ioError("fsync", err), nil, true)
 		return
@@ -397,6 +454,9 @@ func (s *FileSink) cutBack() {
 		for j := len(b.undo) - 1; j >= 0; j-- {
 			ch := b.undo[j]
 			s.chain.undo(ch)
+			if ch.opened {
+				delete(s.running, ch.hash)
+			}
 			if ch.opened && b.written {
 				// Its appender was told to go ahead; its verdict will come.
 				s.lost[ch.hash] = struct{}{}

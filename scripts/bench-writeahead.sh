@@ -5,18 +5,22 @@
 # shared machine falls on both, and prints each variant's median ns/op (wall
 # time per action), its throughput, and the ratio of the new to the old.
 #
-#   scripts/bench-writeahead.sh [OLD [NEW]]      (default: c9dca8d c565203)
+#   scripts/bench-writeahead.sh [OLD [NEW]]      (default: c9dca8d HEAD)
 #
-# c9dca8d is the last commit before the write-ahead audit, c565203 the one
-# that brought it (in audit/ and pipeline/; the runtime is the same in both).
-# ROUNDS (default 6), BENCHTIME (default 2s) and BENCH (a -bench pattern)
-# select other runs. Paste the table into docs/BENCHMARKS.md with the
-# machine it ran on.
+# c9dca8d is the last commit before the write-ahead audit. The new side is
+# OLD with the paths in ONLY (default "audit pipeline jstool/tool.go", where
+# the write-ahead audit lives) taken from NEW, so that nothing else differs
+# (work on the runtime between the two commits would blur the wasm rows);
+# ONLY="" takes the whole NEW tree. Only the benchmark files of pipeline/
+# are compiled on either side. ROUNDS (default 6), BENCHTIME (default 2s)
+# and BENCH (a -bench pattern) select other runs. Paste the table into
+# docs/BENCHMARKS.md with the machine it ran on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 old=${1:-c9dca8d}
-new=${2:-c565203}
+new=${2:-HEAD}
+only=${ONLY-audit pipeline jstool/tool.go}
 rounds=${ROUNDS:-6}
 benchtime=${BENCHTIME:-2s}
 pattern=${BENCH:-BenchmarkDurableThroughput}
@@ -25,11 +29,20 @@ trap 'rm -rf "$tmp"' EXIT
 
 scripts/fetch-quickjs.sh >/dev/null 2>&1 || true
 for side in old new; do
-	rev=${!side}
 	mkdir -p "$tmp/$side"
-	git archive "$rev" | tar -x -C "$tmp/$side"
-	# The same benchmark on both sides, and the engine module neither
-	# commit holds (it is fetched, see Makefile: engine).
+	if [[ $side == new && -n $only ]]; then
+		git archive "$old" | tar -x -C "$tmp/$side"
+		# shellcheck disable=SC2086 # only is a list of paths
+		(cd "$tmp/$side" && rm -rf $only)
+		# shellcheck disable=SC2086
+		git archive "$new" $only | tar -x -C "$tmp/$side"
+	else
+		git archive "${!side}" | tar -x -C "$tmp/$side"
+	fi
+	# The same benchmark on both sides, nothing else of the package's
+	# tests, and the engine module neither commit holds (it is fetched,
+	# see Makefile: engine).
+	find "$tmp/$side/pipeline" -name '*_test.go' ! -name bench_test.go -delete
 	cp pipeline/durable_bench_test.go "$tmp/$side/pipeline/"
 	cp jstool/engine/*.wasm "$tmp/$side/jstool/engine/" 2>/dev/null || true
 	(cd "$tmp/$side" && go test -c -o "$tmp/$side.test" ./pipeline)
@@ -46,7 +59,7 @@ for r in $(seq 1 "$rounds"); do
 done
 
 echo
-echo "old: $old, new: $new; $rounds alternating rounds of -benchtime $benchtime; median of the rounds"
+echo "old: $old, new: $new${only:+ (only $only; the rest as in $old)}; $rounds alternating rounds of -benchtime $benchtime; median of the rounds"
 echo
 echo "| benchmark | old ns/op | new ns/op | old actions/s | new actions/s | new / old time |"
 echo "|---|---:|---:|---:|---:|---:|"
