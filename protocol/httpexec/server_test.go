@@ -556,9 +556,9 @@ func TestNPMAllow(t *testing.T) {
 	r := f.do(t, "POST", "/execute-tool", `{"packageName":"upper","name":"any","params":{"text":"abc"}}`)
 	assert.Equal(t, true, r.body["success"], r.raw)
 	info := f.do(t, "GET", "/info", "")
-	assert.Equal(t, map[string]any{"npmAllow": []any{}}, info.body["wasmgate"])
+	assert.Equal(t, map[string]any{"npmAllow": []any{}, "results": "full"}, info.body["wasmgate"])
 	open := newFixture(t, func(cfg *Config) { cfg.Registry, cfg.NPMAllow = nil, nil })
-	assert.Equal(t, map[string]any{"npmAllow": []any{"*"}}, open.do(t, "GET", "/info", "").body["wasmgate"])
+	assert.Equal(t, map[string]any{"npmAllow": []any{"*"}, "results": "full"}, open.do(t, "GET", "/info", "").body["wasmgate"])
 }
 
 // A package npm does not have is PACKAGE_NOT_FOUND for the client, and a
