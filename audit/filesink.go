@@ -25,10 +25,12 @@ type fileOptions struct {
 	// retryMin and retryMax bound the pause between two attempts of a
 	// failed sink to recover (it doubles from min to max).
 	retryMin, retryMax time.Duration
+	// maxGather bounds how long an fsync waits for due verdicts.
+	maxGather time.Duration
 }
 
 func newFileOptions(opts []FileOption) fileOptions {
-	o := fileOptions{lockWait: DefaultLockWait, retryMin: 50 * time.Millisecond, retryMax: 2 * time.Second}
+	o := fileOptions{lockWait: DefaultLockWait, retryMin: 50 * time.Millisecond, retryMax: 2 * time.Second, maxGather: time.Millisecond}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -314,24 +316,25 @@ func (s *FileSink) write() {
 	s.cond.Broadcast()
 }
 
-// maxGather bounds how long an fsync waits for due verdicts.
-const maxGather = time.Millisecond
-
 // gathered reports whether a verdict's fsync should start now, or wait for
 // the verdicts of the executions under way: those are due, and without the
 // wait the first of them takes an fsync of its own and the rest the next
 // one. The wait ends when every due verdict has been written, or after half
-// an fsync's duration (at most maxGather); a lone caller never waits. It is
+// an fsync's duration (at most 1 ms); a lone caller never waits. It is
 // Postgres's commit_delay with commit_siblings, except that the write-ahead
 // attempts say exactly which verdicts are coming. Called with s.mu held.
 func (s *FileSink) gathered() bool {
+	if s.writing {
+		// Let the write in flight land first, so this fsync covers it.
+		return false
+	}
 	if len(s.running) == 0 {
 		s.gatherEnd = time.Time{}
 		return true
 	}
 	now := time.Now()
 	if s.gatherEnd.IsZero() {
-		d := min(s.syncTime/2, maxGather)
+		d := min(s.syncTime/2, s.opts.maxGather)
 		if d <= 0 {
 			return true
 		}

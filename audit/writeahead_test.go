@@ -239,6 +239,30 @@ func TestFileSinkWritesDoNotWaitForFsync(t *testing.T) {
 	assert.Equal(t, a2.Hash, rep.Unanswered[0].Hash)
 }
 
+func TestOneFsyncForTheVerdictsOfConcurrentExecutions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	s, ff := openFaulty(t, path)
+	// Long enough that only the verdicts' arrival ends the wait.
+	s.opts.maxGather, s.syncTime = time.Hour, time.Hour
+	const n = 4
+	attempts := make([]Record, n)
+	for i := range n {
+		var err error
+		attempts[i], err = s.Append(context.Background(), testAttempt(i+1))
+		require.NoError(t, err)
+	}
+	errs := make(chan error, n)
+	for i := range n {
+		go func() { _, err := s.Append(context.Background(), testVerdict(i+1, attempts[i])); errs <- err }()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	assert.EqualValues(t, 1, ff.syncs.Load(), "the first verdict waited for the other executions' verdicts: one fsync for all")
+	require.NoError(t, s.Close())
+	assert.Equal(t, 2*n, verifyFile(t, path).Records)
+}
+
 func TestVerdictsMustAnswerAnOpenAttempt(t *testing.T) {
 	for _, s := range []Sink{NewMemorySink(), NewDiscardSink(), openTemp(t)} {
 		a, err := s.Append(context.Background(), testAttempt(1))
