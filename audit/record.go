@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Event types: every line of a log is one of these.
@@ -73,18 +74,25 @@ func formOf(r *Record) form {
 }
 
 // encodeRecord is the one place a Record becomes bytes: its log line, the
-// canonical JSON of the members of its form (without the newline). Going
-// through Canonicalize keeps the log in the form the digests are defined
-// over, and refuses field values canonical JSON cannot carry (invalid
-// UTF-8, integers beyond 2^53).
+// canonical JSON of the members of its form (without the newline). The line
+// is canonical by construction — members in canonical order, strings
+// written by the canonicalizer's own string writer, integers as digits —
+// once the values canonical JSON cannot carry are refused (invalid UTF-8,
+// integers beyond 2^53), as Canonicalize would refuse them. Building it so
+// rather than running Canonicalize over it halves what a record costs
+// (TestEncodeRecordIsCanonical checks the two agree).
 func encodeRecord(r *Record, f form) ([]byte, error) {
+	if err := r.encodable(); err != nil {
+		return nil, err
+	}
 	size := 900 + len(r.Action) + len(r.ExecutorID) + len(r.ExecutorVersion) + len(r.Status) + len(r.TraceID) + len(r.TsUTC)
 	for _, code := range r.ReasonCodes {
 		size += len(code) + 3
 	}
 	b := make([]byte, 0, size)
 	verdict := f != formAttempt
-	// Members in canonical order, so Canonicalize validates without sorting.
+	// Members in canonical order (RFC 8785 sorts by UTF-16 code units:
+	// for these ASCII names, byte order).
 	b = append(b, `{"action":`...)
 	b = appendString(b, r.Action)
 	if f == formVerdict {
@@ -143,12 +151,46 @@ func encodeRecord(r *Record, f form) ([]byte, error) {
 	b = appendString(b, r.TraceID)
 	b = append(b, `,"ts_utc":`...)
 	b = appendString(b, r.TsUTC)
-	b = append(b, '}')
-	c, err := Canonicalize(b)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidRecord, err)
+	return append(b, '}'), nil
+}
+
+// encodable refuses the field values canonical JSON cannot carry.
+func (r *Record) encodable() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidRecord}, args...)...)
 	}
-	return c.Bytes, nil
+	for _, m := range [...]struct{ name, value string }{
+		{"event_type", r.EventType}, {"action", r.Action}, {"executor_id", r.ExecutorID},
+		{"executor_version", r.ExecutorVersion}, {"module_digest", r.ModuleDigest}, {"status", r.Status},
+		{"trace_id", r.TraceID}, {"ts_utc", r.TsUTC}, {"input_digest", r.InputDigest},
+		{"digest_alg", r.DigestAlg}, {"prev", r.Prev}, {"hash", r.Hash},
+	} {
+		if !utf8.ValidString(m.value) {
+			return bad("%s is not valid UTF-8", m.name)
+		}
+	}
+	for i, code := range r.ReasonCodes {
+		if !utf8.ValidString(code) {
+			return bad("reason_codes[%d] is not valid UTF-8", i)
+		}
+	}
+	for _, m := range [...]struct {
+		name  string
+		value *string
+	}{{"env_digest", r.EnvDigest}, {"output_digest", r.OutputDigest}, {"attempt_hash", r.AttemptHash}} {
+		if m.value != nil && !utf8.ValidString(*m.value) {
+			return bad("%s is not valid UTF-8", m.name)
+		}
+	}
+	switch {
+	case r.FuelUsed > maxSafeInteger:
+		return bad("fuel_used is beyond 2^53")
+	case r.Seq > maxSafeInteger:
+		return bad("seq is beyond 2^53")
+	case r.DurationMs > maxSafeInteger || r.DurationMs < -maxSafeInteger:
+		return bad("duration_ms is beyond 2^53")
+	}
+	return nil
 }
 
 // appendOptional appends s as a JSON string, or null when it is nil.

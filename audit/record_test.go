@@ -242,3 +242,41 @@ func TestAppendFillsConstantsAndCopies(t *testing.T) {
 	assert.Equal(t, []string{"OK_CODE"}, stored[0].ReasonCodes)
 	assert.True(t, isDigest(*stored[0].OutputDigest))
 }
+
+// TestEncodeRecordIsCanonical checks that a line built member by member is
+// what Canonicalize makes of it, for every form and for strings that need
+// escaping, and that what canonical JSON cannot carry is refused.
+func TestEncodeRecordIsCanonical(t *testing.T) {
+	tricky := []string{"", "plain", "quote \" backslash \\ slash /", "\b\f\n\r\t\x00\x01\x1f\x7f", "é ü ß 日本 😀", "\u2028\u2029", "<>&'", strings.Repeat("x", 5000)}
+	for i, s := range tricky {
+		for _, f := range []form{formVerdict, formAttempt, formLegacy} {
+			r := testRecord(i + 1)
+			if f == formAttempt {
+				r = testAttempt(i + 1)
+			}
+			r.Action, r.TraceID, r.TsUTC, r.ExecutorVersion, r.Prev, r.Hash = s, s+"t", s+"u", s+"v", s+"p", s+"h"
+			r.FuelUsed, r.Seq, r.DurationMs = maxSafeInteger, maxSafeInteger, -maxSafeInteger
+			if f == formAttempt {
+				r.FuelUsed, r.DurationMs = 0, 0
+			}
+			line, err := encodeRecord(&r, f)
+			require.NoError(t, err)
+			c, err := Canonicalize(line)
+			require.NoError(t, err, "%q", line)
+			assert.Equal(t, string(c.Bytes), string(line), "form %d, string %d", f, i)
+		}
+	}
+	for name, modify := range map[string]func(*Record){
+		"action is not valid UTF-8":          func(r *Record) { r.Action = "a\xffb" },
+		"reason_codes[1] is not valid UTF-8": func(r *Record) { r.ReasonCodes = []string{"A", "\xed\xa0\x80"} },
+		"env_digest is not valid UTF-8":      func(r *Record) { d := "\xc3"; r.EnvDigest = &d },
+		"fuel_used is beyond 2^53":           func(r *Record) { r.FuelUsed = maxSafeInteger + 1 },
+		"seq is beyond 2^53":                 func(r *Record) { r.Seq = maxSafeInteger + 1 },
+	} {
+		r := testRecord(2)
+		modify(&r)
+		_, err := encodeRecord(&r, formVerdict)
+		require.ErrorIs(t, err, ErrInvalidRecord, name)
+		assert.ErrorContains(t, err, name)
+	}
+}
