@@ -198,6 +198,11 @@ func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeou
 		return Event{}, logErr
 	}
 	if err != nil && res.Status == "" {
+		if errors.Is(err, pipeline.ErrInvalidRequest) {
+			// context.config that cannot be digested (a key twice) cannot
+			// be audited: the caller's to fix.
+			return s.fail(CodeInvalidRequest, true, err.Error())
+		}
 		return s.fail(CodeInternalError, false, err.Error())
 	}
 	if m.Runtime == RuntimeWasm && res.Log != "" {
