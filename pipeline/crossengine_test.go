@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/replay"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -175,7 +177,10 @@ func crossEngines(t *testing.T) []runtime.Engine {
 }
 
 func TestCrossEngine(t *testing.T) {
-	engines := crossEngines(t)
+	require.Len(t, runtime.Engines(), 3, "wazero, wazero-interp and wasmtime")
+	// Each case replays on runtimes of its own; the cache spares them
+	// compiling a module (the JS engine above all) once per case.
+	cache := t.TempDir()
 	for _, c := range crossCases() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -186,18 +191,21 @@ func TestCrossEngine(t *testing.T) {
 				// interpreter and parallel cases slow the others down.
 				limits.TimeoutMs = 120_000
 			}
-			var corpus []pipeline.ReplayRequest
+			var corpus []replay.Request
 			for _, r := range c.requests {
-				corpus = append(corpus, pipeline.ReplayRequest{Request: pipeline.ActionRequest{Action: "x", Payload: json.RawMessage(r.payload)}})
+				corpus = append(corpus, replay.Request{Request: pipeline.ActionRequest{Action: "x", Payload: json.RawMessage(r.payload)}})
 			}
-			rep, err := pipeline.Replay(ctx, pipeline.ReplayConfig{
-				Corpus:  corpus,
-				Engines: engines,
-				Runs:    2,
-				Registry: func(ctx context.Context, e runtime.Engine) (*pipeline.Registry, error) {
-					return pipeline.RegistryForSource(ctx, e, c.src, "x", limits)
-				},
-			})
+			var runtimes []*wasmgate.Runtime
+			for _, name := range runtime.Engines() {
+				rt, err := wasmgate.New(ctx, wasmgate.WithEngine(name), wasmgate.WithCompilationCacheDir(cache),
+					wasmgate.WithRegistry(func(ctx context.Context, e runtime.Engine) (*pipeline.Registry, error) {
+						return pipeline.RegistryForSource(ctx, e, c.src, "x", limits)
+					}))
+				require.NoError(t, err)
+				defer rt.Close(ctx)
+				runtimes = append(runtimes, rt)
+			}
+			rep, err := replay.Run(ctx, replay.Config{Corpus: corpus, Runtimes: runtimes, Runs: 2})
 			require.NoError(t, err)
 			for _, d := range rep.Divergences {
 				t.Errorf("divergence: %s", d)
@@ -205,9 +213,9 @@ func TestCrossEngine(t *testing.T) {
 			require.Len(t, rep.Requests, len(c.requests))
 			for i, want := range c.requests {
 				got := rep.Requests[i]
-				verdict := pipeline.ReplayAgrees
+				verdict := replay.Agrees
 				if len(want.codes) == 1 && want.codes[0] == pipeline.ExecutorTimeout {
-					verdict = pipeline.ReplayTimingDependent
+					verdict = replay.TimingDependent
 				}
 				assert.Equal(t, verdict, got.Verdict, "request %d", i+1)
 				assert.Equal(t, want.status, got.Status, "request %d", i+1)
@@ -252,7 +260,7 @@ func TestCrossEngineToolscript(t *testing.T) {
 				out, err := jstool.RunScript(ctx, e, bundle, jstool.ScriptOptions{
 					Limits: runtime.Limits{Fuel: 100_000_000},
 					Call: func(ctx context.Context, action string, params json.RawMessage) (jstool.ToolCallResult, error) {
-						res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: params, TraceID: pipeline.ReplayTraceID(len(calls) + 1)})
+						res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: params, TraceID: replay.TraceID(len(calls) + 1)})
 						if err != nil {
 							return jstool.ToolCallResult{}, err
 						}

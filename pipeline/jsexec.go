@@ -13,11 +13,15 @@ import (
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
-// ExecutorSource says where an executor's code comes from: exactly one of Wasm, JS
-// and Package. It is also the shape of an executor entry in a registry file.
+// ExecutorSource says where an executor's code comes from: exactly one of Wasm,
+// Module, JS and Package. It is also the shape of an executor entry in a
+// registry file (where Module cannot be given).
 type ExecutorSource struct {
 	// Wasm is a Wasm module file.
 	Wasm string `json:"wasm,omitempty"`
+	// Module is a Wasm module's bytes, for executors given in Go rather
+	// than as a file.
+	Module []byte `json:"-"`
 	// JS is a JavaScript or TypeScript file (.js .mjs .cjs .ts .mts .cts).
 	JS string `json:"js,omitempty"`
 	// Package is NAME@VERSION of an npm package in the tool store (added
@@ -41,6 +45,9 @@ func (s ExecutorSource) check() error {
 			n++
 		}
 	}
+	if s.Module != nil {
+		n++
+	}
 	switch {
 	case n == 0:
 		return errors.New(`names no code: set one of "wasm", "js" or "package"`)
@@ -48,7 +55,7 @@ func (s ExecutorSource) check() error {
 		return errors.New(`names more than one of "wasm", "js" and "package"`)
 	case s.Package != "" && s.Tool == "":
 		return errors.New(`a "package" needs the "tool" export to run`)
-	case s.Wasm != "" && s.Tool != "":
+	case (s.Wasm != "" || s.Module != nil) && s.Tool != "":
 		return errors.New(`"tool" applies to JS tools and packages only`)
 	}
 	return nil
@@ -59,6 +66,8 @@ func (s ExecutorSource) describe() string {
 	switch {
 	case s.Wasm != "":
 		return "module " + s.Wasm
+	case s.Module != nil:
+		return "the module given as bytes"
 	case s.JS != "":
 		return "JS tool " + s.JS
 	}
@@ -95,6 +104,8 @@ func loadSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, 
 			return nil, err
 		}
 		return LoadWasm(ctx, engine, wasm, fallback)
+	case src.Module != nil:
+		return LoadWasm(ctx, engine, src.Module, fallback)
 	case src.JS != "":
 		if _, err := os.Stat(src.JS); errors.Is(err, os.ErrNotExist) {
 			return nil, missingCode{err}

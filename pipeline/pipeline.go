@@ -362,6 +362,28 @@ func optional(s string) *string {
 	return &s
 }
 
+// Validate checks the request's envelope as Execute does before anything is
+// recorded: a trace_id that is empty or a UUID, a ts_utc that is empty or an
+// RFC 3339 timestamp in UTC, and an env that is absent, null or a JSON
+// object with a canonical form. The payload is not checked: a payload that
+// is not JSON is a verdict (NON_JSON_PAYLOAD), not an error.
+//
+// # Errors
+//
+// ErrInvalidRequest, saying what is wrong.
+func (r ActionRequest) Validate() error {
+	if r.TraceID != "" && !uuidPattern.MatchString(r.TraceID) {
+		return fmt.Errorf("%w: trace_id %q is not a UUID", ErrInvalidRequest, r.TraceID)
+	}
+	if r.TsUTC != "" {
+		if err := checkTimestamp(r.TsUTC); err != nil {
+			return err
+		}
+	}
+	_, err := canonicalEnv(r.Env)
+	return err
+}
+
 func checkTimestamp(ts string) error {
 	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {

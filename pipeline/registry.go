@@ -246,11 +246,9 @@ func LoadRegistry(ctx context.Context, path string, engine runtime.Engine) (*Reg
 				*p = filepath.Join(dir, *p)
 			}
 		}
-		slot, err := loadSlot(ctx, engine, id, src)
-		if err != nil {
+		if err := r.AddSource(ctx, engine, id, src); err != nil {
 			return nil, err
 		}
-		_ = r.addSlot(id, slot)
 	}
 	for _, a := range sortedKeys(cfg.Actions) {
 		if err := r.AddAction(a, cfg.Actions[a]); err != nil {
@@ -258,6 +256,31 @@ func LoadRegistry(ctx context.Context, path string, engine runtime.Engine) (*Reg
 		}
 	}
 	return r, nil
+}
+
+// AddSource loads the executor src names on engine and registers it as id,
+// as a registry file's executor entry is: code without a manifest has no
+// version (its requests are BLOCKED with EXECUTOR_VERSION_MISSING); code
+// that is missing, cannot be admitted, or declares another executor_id than
+// id is registered all the same, and the requests routed to it are BLOCKED
+// with EXECUTOR_NOT_FOUND or EXECUTOR_INVALID (see Problems).
+//
+// # Errors
+//
+// When src names no code or more than one, when id is registered already,
+// and when the code cannot be read for another reason than its absence.
+func (r *Registry) AddSource(ctx context.Context, engine runtime.Engine, id string, src ExecutorSource) error {
+	if err := src.check(); err != nil {
+		return fmt.Errorf("executor %q %v", id, err)
+	}
+	if _, dup := r.executors[id]; dup {
+		return fmt.Errorf("executor %q is registered twice", id)
+	}
+	slot, err := loadSlot(ctx, engine, id, src)
+	if err != nil {
+		return err
+	}
+	return r.addSlot(id, slot)
 }
 
 func loadSlot(ctx context.Context, engine runtime.Engine, id string, src ExecutorSource) (executorSlot, error) {
@@ -304,6 +327,8 @@ func sourceFallback(src ExecutorSource) runtime.Manifest {
 	switch {
 	case src.Wasm != "":
 		return ManifestFromFile(src.Wasm, runtime.Limits{})
+	case src.Module != nil:
+		return ManifestFromFile("module.wasm", runtime.Limits{})
 	case src.JS != "":
 		return ManifestFromFile(src.JS, runtime.Limits{})
 	}

@@ -141,19 +141,34 @@ const auditLockWaitUsage = "how long to wait for an --audit log another process 
 // openAuditLog opens a command's --audit log. Its errors say what to do
 // about a torn log or one another process holds.
 func openAuditLog(path string, lockWait time.Duration) (*audit.FileSink, error) {
-	if lockWait < 0 {
-		return nil, usagef("--audit-lock-wait must be 0 or more, got %s", lockWait)
-	}
-	s, err := audit.OpenFile(path, audit.WithLockWait(lockWait))
-	switch {
-	case errors.Is(err, audit.ErrTornTail):
-		return nil, fmt.Errorf("%w; run 'wasmgate audit repair %s' to cut it back to its last complete record", err, path)
-	case errors.Is(err, audit.ErrLocked):
-		return nil, fmt.Errorf("%w: another process is appending to it (--audit-lock-wait sets how long to wait)", err)
-	case err != nil:
+	if err := checkLockWait(lockWait); err != nil {
 		return nil, err
 	}
+	s, err := audit.OpenFile(path, audit.WithLockWait(lockWait))
+	if err != nil {
+		return nil, auditLogError(err, path)
+	}
 	return s, nil
+}
+
+// checkLockWait refuses a negative --audit-lock-wait.
+func checkLockWait(lockWait time.Duration) error {
+	if lockWait < 0 {
+		return usagef("--audit-lock-wait must be 0 or more, got %s", lockWait)
+	}
+	return nil
+}
+
+// auditLogError says what to do about an --audit log that could not be
+// opened because it is torn or another process holds it.
+func auditLogError(err error, path string) error {
+	switch {
+	case errors.Is(err, audit.ErrTornTail):
+		return fmt.Errorf("%w; run 'wasmgate audit repair %s' to cut it back to its last complete record", err, path)
+	case errors.Is(err, audit.ErrLocked):
+		return fmt.Errorf("%w: another process is appending to it (--audit-lock-wait sets how long to wait)", err)
+	}
+	return err
 }
 
 // count writes n things: "1 record", "2 records".

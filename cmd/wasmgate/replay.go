@@ -14,8 +14,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/replay"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -83,7 +85,7 @@ func (e env) replayCmd(ctx context.Context, args []string) int {
 	var f replayFlags
 	f.src.register(fs, "replay the corpus on")
 	fs.StringVar(&f.corpus, "corpus", "", "requests to replay, as JSON Lines")
-	fs.IntVar(&f.runs, "runs", pipeline.DefaultReplayRuns, "runs of each request on each engine")
+	fs.IntVar(&f.runs, "runs", replay.DefaultRuns, "runs of each request on each engine")
 	fs.StringVar(&f.engines, "engines", "all", "engines to compare, comma-separated ("+engineList()+"), or all")
 	fs.StringVar(&f.audit, "audit", "", "audit log (JSON Lines) to check the replay against")
 	fs.BoolVar(&f.json, "json", false, "print the report as JSON")
@@ -123,8 +125,8 @@ func (e env) replayCmd(ctx context.Context, args []string) int {
 	return exitSuccess
 }
 
-func (e env) replay(ctx context.Context, f replayFlags) (pipeline.ReplayReport, error) {
-	var none pipeline.ReplayReport
+func (e env) replay(ctx context.Context, f replayFlags) (replay.Report, error) {
+	var none replay.Report
 	if err := f.src.check(); err != nil {
 		return none, err
 	}
@@ -149,41 +151,33 @@ func (e env) replay(ctx context.Context, f replayFlags) (pipeline.ReplayReport, 
 		}
 	}
 
-	engines := make([]runtime.Engine, len(names))
+	// A runtime per engine, each with its own registry; the first one's
+	// problems are warned about. With --wasm, --js or --package, the first
+	// registry tells the executor's action, which requests without one
+	// default to.
+	runtimes := make([]*wg.Runtime, len(names))
+	var first *pipeline.Registry
 	for i, name := range names {
-		eng, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir("")))
+		rt, err := wg.New(ctx, wg.WithEngine(name), wg.WithCompilationCacheDir(cacheDir("")),
+			wg.WithRegistry(func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
+				var warn func(string)
+				if i == 0 {
+					warn = func(problem string) { fmt.Fprintf(e.stderr, "wasmgate replay: warning: %s\n", problem) }
+				}
+				reg, err := e.loadRegistry(ctx, engine, f.src, "", runtime.Limits{}, warn)
+				if i == 0 {
+					first = reg
+				}
+				return reg, err
+			}))
 		if err != nil {
 			return none, err
 		}
-		defer eng.Close(ctx)
-		engines[i] = eng
-	}
-
-	// Registries are built on demand, one per engine; Replay asks for them
-	// one at a time. With --wasm, the first one is built here to learn the
-	// module's action, which requests without one default to.
-	registries := map[runtime.EngineName]*pipeline.Registry{}
-	build := func(ctx context.Context, eng runtime.Engine) (*pipeline.Registry, error) {
-		if reg, ok := registries[eng.Name()]; ok {
-			return reg, nil
-		}
-		var warn func(string)
-		if len(registries) == 0 {
-			warn = func(problem string) { fmt.Fprintf(e.stderr, "wasmgate replay: warning: %s\n", problem) }
-		}
-		reg, err := e.loadRegistry(ctx, eng, f.src, "", runtime.Limits{}, warn)
-		if err != nil {
-			return nil, err
-		}
-		registries[eng.Name()] = reg
-		return reg, nil
+		defer rt.Close(ctx)
+		runtimes[i] = rt
 	}
 	if f.src.single() {
-		reg, err := build(ctx, engines[0])
-		if err != nil {
-			return none, err
-		}
-		action := reg.Actions()[0]
+		action := first.Actions()[0]
 		for i := range corpus {
 			if corpus[i].Request.Action == "" {
 				corpus[i].Request.Action = action
@@ -191,14 +185,14 @@ func (e env) replay(ctx context.Context, f replayFlags) (pipeline.ReplayReport, 
 		}
 	}
 
-	cfg := pipeline.ReplayConfig{Corpus: corpus, Engines: engines, Registry: build, Runs: f.runs, Audit: records}
+	cfg := replay.Config{Corpus: corpus, Runtimes: runtimes, Runs: f.runs, Audit: records}
 	if len(corpus) >= progressMinRequests && isTerminal(e.stderr) {
 		p := &progressLine{w: e.stderr}
 		cfg.Progress = p.update
 		defer p.clear()
 	}
-	rep, err := pipeline.Replay(ctx, cfg)
-	if errors.Is(err, pipeline.ErrInvalidRequest) {
+	rep, err := replay.Run(ctx, cfg)
+	if errors.Is(err, wg.ErrInvalidRequest) {
 		return none, usagef("--corpus %s: %v", f.corpus, err)
 	}
 	return rep, err
@@ -235,12 +229,12 @@ type corpusLine struct {
 
 // readCorpus reads a JSON Lines corpus. Every problem is a usage error
 // naming the file and line.
-func readCorpus(path string, needAction bool) ([]pipeline.ReplayRequest, error) {
+func readCorpus(path string, needAction bool) ([]replay.Request, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("--corpus: %v", err)
 	}
-	var out []pipeline.ReplayRequest
+	var out []replay.Request
 	for i, line := range bytes.Split(raw, []byte{'\n'}) {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
@@ -270,11 +264,11 @@ func readCorpus(path string, needAction bool) ([]pipeline.ReplayRequest, error) 
 		if env := bytes.TrimSpace(cl.Env); len(env) > 0 && env[0] != '{' && string(env) != "null" {
 			return nil, bad(`"env" must be a JSON object`)
 		}
-		req := pipeline.ActionRequest{Payload: cl.Payload, Env: cl.Env, TraceID: cl.TraceID, TsUTC: cl.TsUTC}
+		req := wg.ActionRequest{Payload: cl.Payload, Env: cl.Env, TraceID: cl.TraceID, TsUTC: cl.TsUTC}
 		if cl.Action != nil {
 			req.Action = *cl.Action
 		}
-		out = append(out, pipeline.ReplayRequest{Line: i + 1, Request: req})
+		out = append(out, replay.Request{Line: i + 1, Request: req})
 	}
 	if len(out) == 0 {
 		return nil, usagef("--corpus %s: no requests", path)
@@ -310,7 +304,7 @@ func readAuditLog(path string) ([]audit.Record, error) {
 
 // printReplay writes the human report: the summary table, then what needs a
 // look.
-func printReplay(w io.Writer, rep pipeline.ReplayReport) error {
+func printReplay(w io.Writer, rep replay.Report) error {
 	s := rep.Summary
 	engines := make([]string, len(s.Engines))
 	for i, e := range s.Engines {
@@ -346,7 +340,7 @@ func printReplay(w io.Writer, rep pipeline.ReplayReport) error {
 	if s.TimingDependent > 0 {
 		b.WriteString("\ntiming-dependent (EXECUTOR_TIMEOUT: status and reason codes compared, fuel not):\n")
 		for _, r := range rep.Requests {
-			if r.Verdict == pipeline.ReplayTimingDependent {
+			if r.Verdict == replay.TimingDependent {
 				fmt.Fprintf(&b, "  line %d (%s)\n", r.Line, r.Action)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -109,38 +110,35 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 		return none, err
 	}
 
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName).WithCompilationCacheDir(cacheDir(f.cacheDir)))
-	if err != nil {
-		return none, err
+	opts := []wg.Option{
+		wg.WithEngine(engineName),
+		wg.WithCompilationCacheDir(cacheDir(f.cacheDir)),
+		wg.WithResults(results),
 	}
-	defer engine.Close(ctx)
+	if f.audit != "" {
+		if err := checkLockWait(f.auditLockWait); err != nil {
+			return none, err
+		}
+		opts = append(opts, wg.WithAuditFile(f.audit, audit.WithLockWait(f.auditLockWait)))
+	}
+	var reg *pipeline.Registry
+	rt, err := wg.New(ctx, append(opts, wg.WithRegistry(func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
+		var err error
+		reg, err = e.loadRegistry(ctx, engine, f.src, f.action, f.limits,
+			func(problem string) { fmt.Fprintf(e.stderr, "wasmgate run: warning: %s\n", problem) })
+		return reg, err
+	}))...)
+	if err != nil {
+		return none, auditLogError(err, f.audit)
+	}
+	defer rt.Close(ctx)
 
-	reg, err := e.loadRegistry(ctx, engine, f.src, f.action, f.limits,
-		func(problem string) { fmt.Fprintf(e.stderr, "wasmgate run: warning: %s\n", problem) })
-	if err != nil {
-		return none, err
-	}
 	action := f.action
 	if action == "" {
 		action = reg.Actions()[0]
 	}
-
-	var sink audit.Sink
-	if f.audit != "" {
-		fsink, err := openAuditLog(f.audit, f.auditLockWait)
-		if err != nil {
-			return none, err
-		}
-		sink = fsink
-	} else {
-		sink = audit.NewMemorySink()
-	}
-	defer sink.Close()
-
-	res, err := pipeline.New(reg, sink, pipeline.WithResults(results)).Execute(ctx, pipeline.ActionRequest{
-		Action: action, Payload: payload, TraceID: f.traceID,
-	})
-	if errors.Is(err, pipeline.ErrInvalidRequest) {
+	res, err := rt.Execute(ctx, wg.ActionRequest{Action: action, Payload: payload, TraceID: f.traceID})
+	if errors.Is(err, wg.ErrInvalidRequest) {
 		return none, usagef("%v", err)
 	}
 	return res, err

@@ -1,4 +1,12 @@
-package pipeline
+// Package replay checks determinism: it runs every request of a corpus
+// several times on several runtimes (one per engine), each run in a fresh
+// instance, compares the results field by field, and checks them against an
+// audit log. It is what `wasmgate replay` runs.
+//
+// It drives the governed pipeline from outside: each run goes through a
+// pipeline of its own on the runtime's registry, whose audit records are
+// kept in memory for that run only, so a replay records nothing.
+package replay
 
 import (
 	"context"
@@ -12,36 +20,40 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/bridge"
+	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
-// DefaultReplayRuns is how many times Replay runs each request on each engine
-// when ReplayConfig.Runs is 0.
-const DefaultReplayRuns = 3
+// DefaultRuns is how many times Run runs each request on each runtime when
+// Config.Runs is 0.
+const DefaultRuns = 3
 
-// ReplayRequest is one request of a replay corpus.
-type ReplayRequest struct {
+// Request is one request of a replay corpus.
+type Request struct {
 	// Line names the request in reports: its 1-based line in the corpus
 	// file. Zero means the request's position in the corpus, from 1.
 	Line int
 	// Request is executed as given, except that an empty TraceID becomes
-	// ReplayTraceID(Line), so that every run of it is recorded alike.
-	Request ActionRequest
+	// TraceID(Line), so that every run of it is recorded alike.
+	Request wasmgate.ActionRequest
 }
 
-// ReplayConfig says what Replay runs, where, and what it checks against.
-type ReplayConfig struct {
+// Config says what Run runs, where, and what it checks against.
+type Config struct {
 	// Corpus is the requests to replay.
-	Corpus []ReplayRequest
-	// Engines are the engines to replay on, each with its own registry.
-	// Their names must differ. The caller keeps them and closes them.
-	Engines []runtime.Engine
-	// Registry builds the registry that serves requests on engine. Replay
-	// calls it once per engine, one call at a time, before running anything.
-	Registry func(ctx context.Context, engine runtime.Engine) (*Registry, error)
-	// Runs is how many times each request runs on each engine; 0 means
-	// DefaultReplayRuns.
+	Corpus []Request
+	// Runtimes are what the corpus is replayed on, each through its own
+	// registry: typically one per engine, made with the same registry
+	// options (wasmgate.WithEngine tells them apart). Their engines must
+	// differ. Their audit sinks and results modes are not used: a replay
+	// records nothing. The caller keeps them and closes them; Run holds
+	// each open (its Close waits) until it returns.
+	Runtimes []*wasmgate.Runtime
+	// Runs is how many times each request runs on each runtime; 0 means
+	// DefaultRuns.
 	Runs int
 	// Audit, when not nil, is an audit log to check the replay against: its
 	// verdicts (action_audit records; attempts are skipped). Its chain is
@@ -54,12 +66,12 @@ type ReplayConfig struct {
 	Progress func(done, total int)
 }
 
-// ReplayReport is everything a replay found. Its JSON form, with the field
+// Report is everything a replay found. Its JSON form, with the field
 // names below, is what `wasmgate replay --json` prints.
-type ReplayReport struct {
-	Summary ReplaySummary `json:"summary"`
+type Report struct {
+	Summary Summary `json:"summary"`
 	// Requests has one entry per corpus request, in corpus order.
-	Requests []ReplayedRequest `json:"requests"`
+	Requests []RequestResult `json:"requests"`
 	// Divergences lists every field that differed: first between runs, in
 	// corpus order, then between the audit log and the runs, in log order.
 	Divergences []Divergence `json:"divergences"`
@@ -70,10 +82,10 @@ type ReplayReport struct {
 
 // Diverged reports whether anything differed: between runs, or between the
 // runs and the audit log.
-func (r ReplayReport) Diverged() bool { return len(r.Divergences) > 0 }
+func (r Report) Diverged() bool { return len(r.Divergences) > 0 }
 
-// ReplaySummary counts what a replay did and found.
-type ReplaySummary struct {
+// Summary counts what a replay did and found.
+type Summary struct {
 	Requests int                  `json:"requests"`
 	Runs     int                  `json:"runs"`
 	Engines  []runtime.EngineName `json:"engines"`
@@ -86,11 +98,11 @@ type ReplaySummary struct {
 	Divergent       int `json:"divergent"`
 	TimingDependent int `json:"timing_dependent"`
 	// Audit is nil when no audit log was given.
-	Audit *AuditCheckSummary `json:"audit"`
+	Audit *AuditSummary `json:"audit"`
 }
 
-// AuditCheckSummary counts the audit records a replay checked.
-type AuditCheckSummary struct {
+// AuditSummary counts the audit records a replay checked.
+type AuditSummary struct {
 	// Records counts the log's verdicts (action_audit records): one per
 	// action. Attempts are not compared.
 	Records int `json:"records"`
@@ -102,44 +114,44 @@ type AuditCheckSummary struct {
 	NotInCorpus int `json:"not_in_corpus"`
 }
 
-// ReplayVerdict is what became of one request across all its runs.
-type ReplayVerdict string
+// Verdict is what became of one request across all its runs.
+type Verdict string
 
 const (
-	// ReplayAgrees: every run gave the same status, reason codes, output
+	// Agrees: every run gave the same status, reason codes, output
 	// digest, fuel used and module digest.
-	ReplayAgrees ReplayVerdict = "agree"
-	// ReplayDiverges: at least one of those fields differed.
-	ReplayDiverges ReplayVerdict = "diverge"
-	// ReplayTimingDependent: every run ended in EXECUTOR_TIMEOUT. A timeout
+	Agrees Verdict = "agree"
+	// Diverges: at least one of those fields differed.
+	Diverges Verdict = "diverge"
+	// TimingDependent: every run ended in EXECUTOR_TIMEOUT. A timeout
 	// depends on the wall clock, so agreement proves little: the runs are
 	// compared on status and reason codes only (fuel is not compared), and
 	// the request is counted apart rather than as agreeing.
-	ReplayTimingDependent ReplayVerdict = "timing_dependent"
+	TimingDependent Verdict = "timing_dependent"
 )
 
-// ReplayedRequest is one corpus request and the result of its first run on
+// RequestResult is one corpus request and the result of its first run on
 // the first engine.
-type ReplayedRequest struct {
-	Line         int           `json:"line"`
-	Action       string        `json:"action"`
-	TraceID      string        `json:"trace_id"`
-	InputDigest  string        `json:"input_digest"`
-	EnvDigest    *string       `json:"env_digest"`
-	Verdict      ReplayVerdict `json:"verdict"`
-	Status       Status        `json:"status"`
-	ReasonCodes  []ReasonCode  `json:"reason_codes"`
-	OutputDigest *string       `json:"output_digest"`
-	FuelUsed     uint64        `json:"fuel_used"`
-	ModuleDigest string        `json:"module_digest"`
+type RequestResult struct {
+	Line         int                   `json:"line"`
+	Action       string                `json:"action"`
+	TraceID      string                `json:"trace_id"`
+	InputDigest  string                `json:"input_digest"`
+	EnvDigest    *string               `json:"env_digest"`
+	Verdict      Verdict               `json:"verdict"`
+	Status       wasmgate.Status       `json:"status"`
+	ReasonCodes  []wasmgate.ReasonCode `json:"reason_codes"`
+	OutputDigest *string               `json:"output_digest"`
+	FuelUsed     uint64                `json:"fuel_used"`
+	ModuleDigest string                `json:"module_digest"`
 }
 
 // DivergenceKind says what disagreed.
 type DivergenceKind string
 
 const (
-	// DivergenceReplay: runs of the same request disagree.
-	DivergenceReplay DivergenceKind = "replay"
+	// DivergenceRuns: runs of the same request disagree.
+	DivergenceRuns DivergenceKind = "replay"
 	// DivergenceAudit: the runs do not all reproduce an audited record.
 	DivergenceAudit DivergenceKind = "audit"
 )
@@ -193,15 +205,15 @@ type AuditRef struct {
 	EnvDigest   *string `json:"env_digest"`
 }
 
-// ReplayTraceID is the trace id Replay gives a corpus request that has none:
+// TraceID is the trace id Run gives a corpus request that has none:
 // a fixed UUID that carries the request's line number, the same on every run
 // and every replay.
-func ReplayTraceID(line int) string {
+func TraceID(line int) string {
 	return fmt.Sprintf("00000000-0000-4000-8000-%012d", line)
 }
 
-// Replay runs every corpus request cfg.Runs times on every engine, each run
-// in a fresh instance through a pipeline of the engine's registry, and
+// Run runs every corpus request cfg.Runs times on every runtime, each run
+// in a fresh instance through a pipeline of the runtime's registry, and
 // compares the results per request: status, reason codes, output digest,
 // fuel used (except for runs that timed out) and module digest (of the
 // executor that served the request, as its audit record names it). With
@@ -217,73 +229,69 @@ func ReplayTraceID(line int) string {
 //
 // # Errors
 //
-// An error for an unusable cfg (no engines, two engines of the same name, no
-// Registry function, negative Runs). ErrInvalidRequest, naming the corpus
-// line, for a request whose trace_id or ts_utc is malformed; nothing runs
-// then. Registry's error, wrapped. An error naming the request, engine and
-// run when an execution gave no verdict: ErrInternal when the engine failed,
-// ctx's error when ctx was cancelled. Divergences are not errors: they are
-// in the report.
+// An error for an unusable cfg (no runtimes, two runtimes on the same
+// engine, negative Runs), and wasmgate.ErrClosed for a runtime that is
+// closed. pipeline.ErrInvalidRequest, naming the corpus line, for a request
+// whose trace_id, ts_utc or env is malformed; nothing runs then. An error
+// naming the request, engine and run when an execution gave no verdict:
+// pipeline.ErrInternal when the engine failed, ctx's error when ctx was
+// cancelled. Divergences are not errors: they are in the report.
 //
 // # Notes
 //
 // Executions run concurrently, up to GOMAXPROCS at a time. The report does
 // not depend on their order; only results that hang on the wall clock
 // (EXECUTOR_TIMEOUT) can depend on the load.
-func Replay(ctx context.Context, cfg ReplayConfig) (ReplayReport, error) {
+func Run(ctx context.Context, cfg Config) (Report, error) {
 	runs := cfg.Runs
 	if runs == 0 {
-		runs = DefaultReplayRuns
+		runs = DefaultRuns
 	}
 	switch {
 	case runs < 0:
-		return ReplayReport{}, fmt.Errorf("replay: runs is %d, want at least 1", cfg.Runs)
-	case len(cfg.Engines) == 0:
-		return ReplayReport{}, errors.New("replay: no engines")
-	case cfg.Registry == nil:
-		return ReplayReport{}, errors.New("replay: no Registry function")
+		return Report{}, fmt.Errorf("replay: runs is %d, want at least 1", cfg.Runs)
+	case len(cfg.Runtimes) == 0:
+		return Report{}, errors.New("replay: no runtimes")
 	}
-	names := make([]runtime.EngineName, len(cfg.Engines))
-	for i, e := range cfg.Engines {
-		names[i] = e.Name()
+	names := make([]runtime.EngineName, len(cfg.Runtimes))
+	regs := make([]*pipeline.Registry, len(cfg.Runtimes))
+	for i, rt := range cfg.Runtimes {
+		if slices.Contains(cfg.Runtimes[:i], rt) {
+			return Report{}, fmt.Errorf("replay: runtime %d is runtime %d again", i+1, slices.Index(cfg.Runtimes, rt)+1)
+		}
+		parts, release, err := bridge.Acquire(rt)
+		if err != nil {
+			return Report{}, fmt.Errorf("replay: runtime %d: %w", i+1, err)
+		}
+		defer release()
+		names[i], regs[i] = parts.Engine, parts.Registry
 		if slices.Contains(names[:i], names[i]) {
-			return ReplayReport{}, fmt.Errorf("replay: engine %s is listed twice", names[i])
+			return Report{}, fmt.Errorf("replay: engine %s is listed twice", names[i])
 		}
 	}
 	corpus, err := prepareCorpus(cfg.Corpus)
 	if err != nil {
-		return ReplayReport{}, err
-	}
-	regs := make([]*Registry, len(cfg.Engines))
-	for i, e := range cfg.Engines {
-		reg, err := cfg.Registry(ctx, e)
-		if err != nil {
-			return ReplayReport{}, fmt.Errorf("replay: registry for engine %s: %w", names[i], err)
-		}
-		if reg == nil {
-			return ReplayReport{}, fmt.Errorf("replay: no registry for engine %s", names[i])
-		}
-		regs[i] = reg
+		return Report{}, err
 	}
 
 	results, err := runCorpus(ctx, corpus, regs, names, runs, cfg.Progress)
 	if err != nil {
-		return ReplayReport{}, err
+		return Report{}, err
 	}
 
-	rep := ReplayReport{
-		Summary: ReplaySummary{
+	rep := Report{
+		Summary: Summary{
 			Requests: len(corpus), Runs: runs, Engines: names,
 			Executions: len(corpus) * runs * len(names),
 		},
-		Requests:    make([]ReplayedRequest, len(corpus)),
+		Requests:    make([]RequestResult, len(corpus)),
 		Divergences: []Divergence{},
 		NotInCorpus: []AuditRef{},
 	}
 	for i, req := range corpus {
 		obs := results[i]
 		first := obs[0]
-		rr := ReplayedRequest{
+		rr := RequestResult{
 			Line: req.Line, Action: req.Request.Action, TraceID: req.Request.TraceID,
 			InputDigest: first.inputDigest, EnvDigest: first.envDigest, Status: first.status, ReasonCodes: first.reasons,
 			OutputDigest: first.outputDigest, FuelUsed: first.fuel, ModuleDigest: first.moduleDigest,
@@ -291,18 +299,18 @@ func Replay(ctx context.Context, cfg ReplayConfig) (ReplayReport, error) {
 		divs := compareRuns(obs, replayFields)
 		switch {
 		case len(divs) > 0:
-			rr.Verdict = ReplayDiverges
+			rr.Verdict = Diverges
 			rep.Summary.Divergent++
 		case first.timedOut():
-			rr.Verdict = ReplayTimingDependent
+			rr.Verdict = TimingDependent
 			rep.Summary.TimingDependent++
 		default:
-			rr.Verdict = ReplayAgrees
+			rr.Verdict = Agrees
 			rep.Summary.Agreeing++
 		}
 		rep.Requests[i] = rr
 		for _, d := range divs {
-			d.Kind, d.Line, d.Action, d.TraceID = DivergenceReplay, req.Line, req.Request.Action, req.Request.TraceID
+			d.Kind, d.Line, d.Action, d.TraceID = DivergenceRuns, req.Line, req.Request.Action, req.Request.TraceID
 			rep.Divergences = append(rep.Divergences, d)
 		}
 	}
@@ -314,23 +322,16 @@ func Replay(ctx context.Context, cfg ReplayConfig) (ReplayReport, error) {
 
 // prepareCorpus numbers the requests, gives each a trace id, and checks
 // every envelope before anything runs.
-func prepareCorpus(in []ReplayRequest) ([]ReplayRequest, error) {
-	out := make([]ReplayRequest, len(in))
+func prepareCorpus(in []Request) ([]Request, error) {
+	out := make([]Request, len(in))
 	for i, r := range in {
 		if r.Line == 0 {
 			r.Line = i + 1
 		}
 		if r.Request.TraceID == "" {
-			r.Request.TraceID = ReplayTraceID(r.Line)
-		} else if !uuidPattern.MatchString(r.Request.TraceID) {
-			return nil, fmt.Errorf("corpus line %d: %w: trace_id %q is not a UUID", r.Line, ErrInvalidRequest, r.Request.TraceID)
+			r.Request.TraceID = TraceID(r.Line)
 		}
-		if r.Request.TsUTC != "" {
-			if err := checkTimestamp(r.Request.TsUTC); err != nil {
-				return nil, fmt.Errorf("corpus line %d: %w", r.Line, err)
-			}
-		}
-		if _, err := canonicalEnv(r.Request.Env); err != nil {
+		if err := r.Request.Validate(); err != nil {
 			return nil, fmt.Errorf("corpus line %d: %w", r.Line, err)
 		}
 		out[i] = r
@@ -341,8 +342,8 @@ func prepareCorpus(in []ReplayRequest) ([]ReplayRequest, error) {
 // replayed is what one run gave, as far as a replay compares it.
 type replayed struct {
 	source       Source
-	status       Status
-	reasons      []ReasonCode
+	status       pipeline.Status
+	reasons      []pipeline.ReasonCode
 	inputDigest  string
 	envDigest    *string
 	outputDigest *string
@@ -351,12 +352,12 @@ type replayed struct {
 }
 
 func (o *replayed) timedOut() bool {
-	return o.status == StatusBlocked && slices.Contains(o.reasons, ExecutorTimeout)
+	return o.status == pipeline.StatusBlocked && slices.Contains(o.reasons, pipeline.ExecutorTimeout)
 }
 
 // runCorpus executes every run of every request and returns, per request,
 // the runs engine by engine, run by run.
-func runCorpus(ctx context.Context, corpus []ReplayRequest, regs []*Registry, names []runtime.EngineName, runs int, progress func(done, total int)) ([][]replayed, error) {
+func runCorpus(ctx context.Context, corpus []Request, regs []*pipeline.Registry, names []runtime.EngineName, runs int, progress func(done, total int)) ([][]replayed, error) {
 	perRequest := len(regs) * runs
 	total := len(corpus) * perRequest
 	results := make([][]replayed, len(corpus))
@@ -417,9 +418,9 @@ func runCorpus(ctx context.Context, corpus []ReplayRequest, regs []*Registry, na
 
 // replayOnce executes req once, through a pipeline whose audit records are
 // kept in memory only for the verdict's module digest.
-func replayOnce(ctx context.Context, reg *Registry, req ActionRequest) (replayed, error) {
+func replayOnce(ctx context.Context, reg *pipeline.Registry, req pipeline.ActionRequest) (replayed, error) {
 	sink := audit.NewMemorySink()
-	res, err := New(reg, sink).Execute(ctx, req)
+	res, err := pipeline.New(reg, sink).Execute(ctx, req)
 	if err != nil {
 		return replayed{}, err
 	}
@@ -428,7 +429,7 @@ func replayOnce(ctx context.Context, reg *Registry, req ActionRequest) (replayed
 		// The record was refused: the result is AUDIT_LOG_FAILED and the
 		// module digest unknown, which is the replay's failure, not the
 		// executor's.
-		return replayed{}, fmt.Errorf("%w: the run's audit record was refused: %s", ErrInternal, res.Message)
+		return replayed{}, fmt.Errorf("%w: the run's audit record was refused: %s", pipeline.ErrInternal, res.Message)
 	}
 	return replayed{
 		status: res.Status, reasons: res.ReasonCodes, inputDigest: res.InputDigest, envDigest: recs[0].EnvDigest,
@@ -494,7 +495,7 @@ func compareRuns(obs []replayed, fields []replayField) []Divergence {
 // that, of the same action and input digest (so that an env the corpus
 // lost or changed shows as an env_digest divergence): the first such
 // request.
-func (rep *ReplayReport) checkAudit(records []audit.Record, results [][]replayed) {
+func (rep *Report) checkAudit(records []audit.Record, results [][]replayed) {
 	type key struct{ action, input, env string }
 	byRequest := map[key]int{}
 	byInput := map[key]int{}
@@ -511,7 +512,7 @@ func (rep *ReplayReport) checkAudit(records []audit.Record, results [][]replayed
 			byInput[k] = i
 		}
 	}
-	sum := &AuditCheckSummary{}
+	sum := &AuditSummary{}
 	for _, rec := range records {
 		if rec.EventType == audit.EventActionAttempt {
 			continue
@@ -527,12 +528,12 @@ func (rep *ReplayReport) checkAudit(records []audit.Record, results [][]replayed
 			continue
 		}
 		sum.Checked++
-		reasons := make([]ReasonCode, len(rec.ReasonCodes))
+		reasons := make([]pipeline.ReasonCode, len(rec.ReasonCodes))
 		for j, c := range rec.ReasonCodes {
-			reasons[j] = ReasonCode(c)
+			reasons[j] = pipeline.ReasonCode(c)
 		}
 		audited := replayed{
-			source: Source{AuditSeq: rec.Seq}, status: Status(rec.Status), reasons: reasons, inputDigest: rec.InputDigest,
+			source: Source{AuditSeq: rec.Seq}, status: pipeline.Status(rec.Status), reasons: reasons, inputDigest: rec.InputDigest,
 			envDigest: rec.EnvDigest, outputDigest: rec.OutputDigest, fuel: rec.FuelUsed, moduleDigest: rec.ModuleDigest,
 		}
 		divs := compareRuns(append([]replayed{audited}, results[i]...), auditFields)

@@ -1,0 +1,243 @@
+// Package wasmgate is the front door for Go programs: a Runtime runs actions
+// through the governed pipeline (request checks, the registry's routes,
+// limits on canonical JSON, an executor in a fresh Wasm instance, the
+// outcome mapped to an ActionResult with reason codes) and appends each
+// action's hash-chained, digest-only audit records before it returns.
+//
+// A Runtime owns everything that takes: the Wasm engine, the compiled
+// executors, the registry, the audit sink and the compilation cache. It is
+// made once with New and the options below, used from any number of
+// goroutines, and closed once:
+//
+//	rt, err := wasmgate.New(ctx, wasmgate.WithRegistryFile("registry.json"), wasmgate.WithAuditFile("audit.jsonl"))
+//	if err != nil { … }
+//	defer rt.Close(ctx)
+//	res, err := rt.Execute(ctx, wasmgate.ActionRequest{Action: "math.sum", Payload: json.RawMessage(`{"numbers":[1,2]}`)})
+//
+// The request, result and status types are those of package pipeline, named
+// here so that the common path needs this package only. Replaying a corpus
+// on several runtimes to check determinism is package replay; the audit
+// log's records and their verification are package audit.
+package wasmgate
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/bridge"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// The request and result of one action, and what they are made of.
+type (
+	// ActionRequest asks for one action; see pipeline.ActionRequest.
+	ActionRequest = pipeline.ActionRequest
+	// ActionResult is the verdict on one action; see pipeline.ActionResult.
+	ActionResult = pipeline.ActionResult
+	// Status is SUCCESS, FAILED or BLOCKED.
+	Status = pipeline.Status
+	// ReasonCode says why an action did not succeed; the codes are
+	// pipeline's constants, in DESIGN.md's order.
+	ReasonCode = pipeline.ReasonCode
+)
+
+// Statuses of an ActionResult.
+const (
+	StatusSuccess = pipeline.StatusSuccess
+	StatusFailed  = pipeline.StatusFailed
+	StatusBlocked = pipeline.StatusBlocked
+)
+
+// What a registry given as values is made of (see WithExecutor and
+// WithAction).
+type (
+	// ExecutorSource says where an executor's code is: a Wasm file or its
+	// bytes, a JS or TS file, or a package of the tool store.
+	ExecutorSource = pipeline.ExecutorSource
+	// Route sends an action to an executor, with the versions and
+	// capabilities it requires and the limits it sets.
+	Route = pipeline.Route
+	// Limits bound one execution; zero fields take the manifest's, else
+	// the defaults.
+	Limits = runtime.Limits
+)
+
+// EngineName names a Wasm engine (see WithEngine).
+type EngineName = runtime.EngineName
+
+// Engines.
+const (
+	// EngineWazero is wazero's optimizing compiler, the default.
+	EngineWazero = runtime.EngineWazero
+	// EngineWazeroInterp is wazero's interpreter.
+	EngineWazeroInterp = runtime.EngineWazeroInterp
+	// EngineWasmtime is Wasmtime, in builds with the wasmtime tag only.
+	EngineWasmtime = runtime.EngineWasmtime
+)
+
+// Results says what an ActionResult carries back (see WithResults).
+type Results = pipeline.Results
+
+// Results modes.
+const (
+	// ResultsFull returns the output, and the executor's own message and
+	// log. It is the default.
+	ResultsFull = pipeline.ResultsFull
+	// ResultsDigestOnly returns the verdict and digests: no output, log or
+	// message quoting the executor.
+	ResultsDigestOnly = pipeline.ResultsDigestOnly
+)
+
+// errorString lets the sentinels be constants, so no caller can reassign them.
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// Errors. Those New returns wrap the cause (errors.Is and errors.As see
+// through them); the request errors are pipeline's.
+const (
+	// ErrInvalidOption is matched by New's error for options that cannot
+	// work: none naming a registry, two naming it differently, an empty
+	// path, a nil function or sink, an engine not in this build (which also
+	// matches runtime.ErrUnknownEngine), an unknown results mode.
+	ErrInvalidOption = errorString("wasmgate: invalid option")
+
+	// ErrInvalidRegistry is matched by New's error for a registry given as
+	// values (WithExecutor, WithAction) that would block requests before
+	// they run: code that is missing or refused, a route to an executor
+	// that is not there, a version range it does not match, a capability it
+	// lacks. The error names every such action and why. A registry file is
+	// not held to this: see WithRegistryFile.
+	ErrInvalidRegistry = errorString("wasmgate: invalid registry")
+
+	// ErrClosed is returned by Execute on a Runtime that is closed, or that
+	// New did not make.
+	ErrClosed = errorString("wasmgate: runtime closed")
+
+	// ErrInvalidRequest is matched by Execute's error for a malformed
+	// trace_id or ts_utc, or an env that is not a JSON object: nothing is
+	// audited then.
+	ErrInvalidRequest = pipeline.ErrInvalidRequest
+
+	// ErrInternal is matched by Execute's error when the engine failed,
+	// as opposed to the executor; the action is audited as FAILED.
+	ErrInternal = pipeline.ErrInternal
+)
+
+// Runtime executes actions under governance. It is safe for concurrent use.
+type Runtime struct {
+	// mu is held for reading by every Execute (and replay) under way, and
+	// for writing by Close, which so waits for them.
+	mu       sync.RWMutex
+	closed   bool
+	engine   runtime.Engine
+	registry *pipeline.Registry
+	sink     audit.Sink
+	pipeline *pipeline.Pipeline
+}
+
+// New returns a Runtime built from opts: it starts the engine (WithEngine,
+// WithCompilationCacheDir), loads the registry on it (WithRegistryFile,
+// WithExecutor and WithAction, or WithRegistry), and opens the audit sink
+// (WithAuditFile or WithAuditSink; without either, every record is checked
+// and dropped), in that order. Options are read once, when New is called.
+//
+// # Errors
+//
+// ErrInvalidOption for options that cannot work, before anything is started.
+// Then, as they come: the engine's error (a compilation cache directory that
+// cannot be made); pipeline.LoadRegistry's for a registry file that cannot be
+// read or is not a registry; ErrInvalidRegistry for a registry given as
+// values that would block requests; WithRegistry's function's error, as it
+// is; audit.OpenFile's for an audit log that does not verify
+// (audit.ErrTornTail, *audit.ChainError) or is held by another sink
+// (audit.ErrLocked). Whatever New started is closed again when it fails.
+func New(ctx context.Context, opts ...Option) (*Runtime, error) {
+	o := newOptions(opts)
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(o.engine).WithCompilationCacheDir(o.cacheDir))
+	if err != nil {
+		return nil, err
+	}
+	reg, err := o.loadRegistry(ctx, engine)
+	if err != nil {
+		_ = engine.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	sink, err := o.openSink()
+	if err != nil {
+		_ = engine.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return &Runtime{
+		engine:   engine,
+		registry: reg,
+		sink:     sink,
+		pipeline: pipeline.New(reg, sink, pipeline.WithResults(o.results)),
+	}, nil
+}
+
+// Execute runs one action and returns its verdict. Everything an executor
+// can cause is in the result (FAILED or BLOCKED, with reason codes), which
+// is audited before Execute returns; see pipeline.Pipeline.Execute for the
+// write-ahead audit and the order of checks.
+//
+// # Errors
+//
+// ErrClosed after Close. ErrInvalidRequest for a malformed trace_id or
+// ts_utc or an env that is not a JSON object: nothing is audited then. An
+// error wrapping ctx.Err() when ctx ends first; the action is audited as
+// BLOCKED with EXECUTOR_TIMEOUT, as the result says. ErrInternal when the
+// engine failed; the action is audited as FAILED.
+func (r *Runtime) Execute(ctx context.Context, req ActionRequest) (ActionResult, error) {
+	if r == nil {
+		return ActionResult{}, ErrClosed
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed || r.pipeline == nil {
+		return ActionResult{}, ErrClosed
+	}
+	return r.pipeline.Execute(ctx, req)
+}
+
+// Close waits for the executions under way, then closes the audit sink
+// (the records accepted are durable once it returns) and the engine. It
+// succeeds even with a cancelled ctx, and a second Close does nothing.
+//
+// # Errors
+//
+// The audit sink's error when it could not write or close its log, and the
+// engine's; the Runtime is closed all the same.
+func (r *Runtime) Close(ctx context.Context) error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.pipeline == nil {
+		return nil
+	}
+	r.closed = true
+	return errors.Join(r.sink.Close(), r.engine.Close(context.WithoutCancel(ctx)))
+}
+
+func init() {
+	bridge.Acquire = func(rt any) (bridge.Parts, func(), error) {
+		r, _ := rt.(*Runtime)
+		if r == nil {
+			return bridge.Parts{}, nil, ErrClosed
+		}
+		r.mu.RLock()
+		if r.closed || r.pipeline == nil {
+			r.mu.RUnlock()
+			return bridge.Parts{}, nil, ErrClosed
+		}
+		return bridge.Parts{Engine: r.engine.Name(), Registry: r.registry}, r.mu.RUnlock, nil
+	}
+}
