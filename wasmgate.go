@@ -129,10 +129,13 @@ const (
 
 // Runtime executes actions under governance. It is safe for concurrent use.
 type Runtime struct {
-	// mu is held for reading by every Execute (and replay) under way, and
-	// for writing by Close, which so waits for them.
-	mu       sync.RWMutex
-	closed   bool
+	mu     sync.Mutex
+	closed bool
+	// running counts the executions (and replays) under way, which Close
+	// waits for; done is closed once Close has closed everything.
+	running sync.WaitGroup
+	done    chan struct{}
+
 	engine   runtime.Engine
 	registry *pipeline.Registry
 	sink     audit.Sink
@@ -175,6 +178,7 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		return nil, err
 	}
 	return &Runtime{
+		done:     make(chan struct{}),
 		engine:   engine,
 		registry: reg,
 		sink:     sink,
@@ -195,20 +199,38 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 // BLOCKED with EXECUTOR_TIMEOUT, as the result says. ErrInternal when the
 // engine failed; the action is audited as FAILED.
 func (r *Runtime) Execute(ctx context.Context, req ActionRequest) (ActionResult, error) {
-	if r == nil {
+	if !r.acquire() {
 		return ActionResult{}, ErrClosed
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.closed || r.pipeline == nil {
-		return ActionResult{}, ErrClosed
-	}
+	defer r.running.Done()
 	return r.pipeline.Execute(ctx, req)
 }
 
-// Close waits for the executions under way, then closes the audit sink
-// (the records accepted are durable once it returns) and the engine. It
-// succeeds even with a cancelled ctx, and a second Close does nothing.
+// acquire counts one more use of the runtime under way, unless it is closed
+// (or was not made by New). The caller calls r.running.Done when done.
+func (r *Runtime) acquire() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.pipeline == nil {
+		return false
+	}
+	r.running.Add(1)
+	return true
+}
+
+// Close refuses new executions (ErrClosed), waits for those under way, then
+// closes the audit sink (the records accepted are durable once it returns)
+// and the engine. It succeeds even with a cancelled ctx. A second Close
+// waits for the first and returns nil.
+//
+// # Notes
+//
+// An execution that starts another one on the same Runtime (an executor of
+// one's own that calls back) gets ErrClosed for the inner one once Close
+// has begun, rather than holding Close up.
 //
 // # Errors
 //
@@ -219,25 +241,26 @@ func (r *Runtime) Close(ctx context.Context) error {
 		return nil
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed || r.pipeline == nil {
+		r.mu.Unlock()
+		if r.done != nil {
+			<-r.done
+		}
 		return nil
 	}
 	r.closed = true
+	r.mu.Unlock()
+	defer close(r.done)
+	r.running.Wait()
 	return errors.Join(r.sink.Close(), r.engine.Close(context.WithoutCancel(ctx)))
 }
 
 func init() {
 	bridge.Acquire = func(rt any) (bridge.Parts, func(), error) {
 		r, _ := rt.(*Runtime)
-		if r == nil {
+		if !r.acquire() {
 			return bridge.Parts{}, nil, ErrClosed
 		}
-		r.mu.RLock()
-		if r.closed || r.pipeline == nil {
-			r.mu.RUnlock()
-			return bridge.Parts{}, nil, ErrClosed
-		}
-		return bridge.Parts{Engine: r.engine.Name(), Registry: r.registry}, r.mu.RUnlock, nil
+		return bridge.Parts{Engine: r.engine.Name(), Registry: r.registry}, r.running.Done, nil
 	}
 }

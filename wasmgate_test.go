@@ -371,3 +371,74 @@ func logOf(t *testing.T, sink *audit.MemorySink) string {
 	require.NoError(t, err)
 	return b.String()
 }
+
+// callbackExecutor runs, on its first call, call: an executor of one's own
+// that calls back into the runtime it runs in.
+type callbackExecutor struct {
+	call func() error
+}
+
+func (c callbackExecutor) Manifest() runtime.Manifest {
+	return runtime.Manifest{ExecutorID: "outer", Version: "1.0.0"}
+}
+func (c callbackExecutor) ModuleDigest() string { return strings.Repeat("cd", 32) }
+func (c callbackExecutor) Execute(_ context.Context, in runtime.Input) (runtime.Outcome, error) {
+	if string(in.Bytes) == `"inner"` {
+		return runtime.Outcome{Kind: runtime.Completed, Output: in.Bytes}, nil
+	}
+	if err := c.call(); err != nil {
+		return runtime.Outcome{Kind: runtime.Failed, Message: err.Error()}, nil
+	}
+	return runtime.Outcome{Kind: runtime.Completed, Output: in.Bytes}, nil
+}
+
+// TestCloseDuringANestedExecution: an execution that calls back into its
+// runtime while Close waits for it gets ErrClosed for the inner call, and
+// Close returns once the outer one has its verdict; nothing deadlocks.
+func TestCloseDuringANestedExecution(t *testing.T) {
+	ctx := context.Background()
+	var rt *wasmgate.Runtime
+	started, proceed := make(chan struct{}), make(chan struct{})
+	exec := callbackExecutor{call: func() error {
+		close(started)
+		<-proceed
+		_, err := rt.Execute(ctx, wasmgate.ActionRequest{Action: "x", Payload: json.RawMessage(`"inner"`)})
+		return err
+	}}
+	var err error
+	rt, err = wasmgate.New(ctx, wasmgate.WithRegistry(func(context.Context, runtime.Engine) (*pipeline.Registry, error) {
+		reg := pipeline.NewRegistry()
+		if err := reg.AddExecutor("outer", exec); err != nil {
+			return nil, err
+		}
+		return reg, reg.AddAction("x", pipeline.Route{Executor: "outer", Version: "*"})
+	}))
+	require.NoError(t, err)
+	// Before Close, calling back works.
+	res := execute(t, rt, wasmgate.ActionRequest{Action: "x", Payload: json.RawMessage(`"inner"`)})
+	require.Equal(t, wasmgate.StatusSuccess, res.Status)
+
+	outer := make(chan wasmgate.ActionResult, 1)
+	go func() {
+		res, _ := rt.Execute(ctx, wasmgate.ActionRequest{Action: "x", Payload: json.RawMessage(`"outer"`)})
+		outer <- res
+	}()
+	<-started
+	closed := make(chan error, 1)
+	go func() { closed <- rt.Close(ctx) }()
+	require.Eventually(t, func() bool {
+		_, err := rt.Execute(ctx, wasmgate.ActionRequest{Action: "x", Payload: json.RawMessage(`"inner"`)})
+		return errors.Is(err, wasmgate.ErrClosed)
+	}, 5*time.Second, time.Millisecond, "Close has begun")
+	close(proceed)
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	got := <-outer
+	assert.Equal(t, wasmgate.StatusFailed, got.Status)
+	assert.Equal(t, "wasmgate: runtime closed", got.Message, "the inner call was refused")
+	assert.NoError(t, rt.Close(ctx), "a second Close")
+}
