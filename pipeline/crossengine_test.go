@@ -15,6 +15,8 @@ import (
 
 	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/replay"
@@ -161,26 +163,12 @@ func crossCases() []crossCase {
 	}
 }
 
-// crossEngines are every engine of the build, shared by the suite's cases.
-func crossEngines(t *testing.T) []runtime.Engine {
-	t.Helper()
-	ctx := context.Background()
-	var engines []runtime.Engine
-	for _, name := range runtime.Engines() {
-		e, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = e.Close(context.Background()) })
-		engines = append(engines, e)
-	}
-	require.Len(t, engines, 3, "wazero, wazero-interp and wasmtime")
-	return engines
-}
-
 func TestCrossEngine(t *testing.T) {
 	require.Len(t, runtime.Engines(), 3, "wazero, wazero-interp and wasmtime")
-	// Each case replays on runtimes of its own; the cache spares them
-	// compiling a module (the JS engine above all) once per case.
-	cache := t.TempDir()
+	// Each case replays on runtimes of its own; the tests' compilation
+	// cache spares them compiling a module (the JS engine above all) once
+	// per case.
+	cache := testenv.CacheDir()
 	for _, c := range crossCases() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -247,10 +235,11 @@ func TestCrossEngineToolscript(t *testing.T) {
 		FuelUsed uint64
 		Calls    []string
 	}
+	require.Len(t, runtime.Engines(), 3, "wazero, wazero-interp and wasmtime")
 	for _, s := range scripts {
 		t.Run(s.script, func(t *testing.T) {
 			results := map[runtime.EngineName]result{}
-			for _, e := range crossEngines(t) {
+			for _, e := range enginetest.All(t) {
 				reg, err := pipeline.LoadRegistry(ctx, filepath.Join("..", "testdata", s.registry), e)
 				require.NoError(t, err)
 				bundle, err := jstool.BundleScript(filepath.Join("..", "testdata", "scripts", s.script), reg.Actions())

@@ -20,7 +20,7 @@ func ExampleNew() {
 	}
 	defer engine.Close(ctx)
 
-	reg, err := pipeline.LoadRegistry(ctx, "../testdata/registry.json", engine)
+	reg, err := pipeline.LoadRegistry(ctx, "../testdata/registry_small.json", engine)
 	if err != nil {
 		panic(err)
 	}

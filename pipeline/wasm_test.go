@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -30,9 +31,7 @@ func loadRegistry(t *testing.T, engine runtime.Engine) *pipeline.Registry {
 // matches its own input, and the log holds one valid chained record each.
 func TestConcurrentActions(t *testing.T) {
 	ctx := context.Background()
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
-	require.NoError(t, err)
-	defer engine.Close(ctx)
+	engine := enginetest.Engine(t, runtime.EngineWazero)
 	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
 	sink, err := audit.OpenFile(logPath)
 	require.NoError(t, err)
@@ -89,9 +88,7 @@ func TestConcurrentActions(t *testing.T) {
 // same text have one digest.
 func TestUnicodeThroughWasm(t *testing.T) {
 	ctx := context.Background()
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
-	require.NoError(t, err)
-	defer engine.Close(ctx)
+	engine := enginetest.Engine(t, runtime.EngineWazero)
 	p := pipeline.New(loadRegistry(t, engine), audit.NewMemorySink())
 
 	literal, err := p.Execute(ctx, pipeline.ActionRequest{Action: "text.stats", Payload: json.RawMessage(`{"text":"grüße 😀 мир"}`)})
@@ -144,9 +141,7 @@ func TestSameResultOnBothEngines(t *testing.T) {
 		FuelUsed     uint64
 	}
 	results := map[runtime.EngineName][]verdict{}
-	for _, name := range runtime.Engines() {
-		engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name))
-		require.NoError(t, err)
+	enginetest.Each(t, func(t *testing.T, engine runtime.Engine) {
 		for _, c := range cases {
 			// A generous clock: the interpreter under the race detector is slow, and
 			// this test is about determinism, not deadlines.
@@ -154,10 +149,10 @@ func TestSameResultOnBothEngines(t *testing.T) {
 			require.NoError(t, err)
 			res, err := pipeline.New(reg, audit.NewMemorySink()).Execute(ctx, pipeline.ActionRequest{Payload: json.RawMessage(c.payload), Action: reg.Actions()[0]})
 			require.NoError(t, err)
-			results[name] = append(results[name], verdict{res.Status, res.ReasonCodes, res.InputDigest, res.OutputDigest, res.FuelUsed})
+			results[engine.Name()] = append(results[engine.Name()], verdict{res.Status, res.ReasonCodes, res.InputDigest, res.OutputDigest, res.FuelUsed})
 		}
-		require.NoError(t, engine.Close(ctx))
-	}
+	})
+	require.Len(t, results, len(runtime.Engines()), "a verdict from every engine")
 	for i, c := range cases {
 		for _, name := range runtime.Engines()[1:] {
 			assert.Equal(t, results[runtime.EngineWazero][i], results[name][i], "%s on %s", c.fixture, name)

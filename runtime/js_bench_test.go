@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 )
 
 // The QuickJS benchmarks drive the engine through package host directly:
@@ -34,12 +35,13 @@ func quickJSEngine(tb testing.TB) []byte {
 	return wasm
 }
 
-// jsReactor compiles the QuickJS engine on a fresh engine configured by cfg.
+// jsReactor compiles the QuickJS engine on a fresh engine configured by cfg,
+// through the tests' compilation cache.
 func jsReactor(tb testing.TB, cfg Config) Reactor {
 	tb.Helper()
 	ctx := context.Background()
 	wasm := quickJSEngine(tb)
-	e, err := NewEngine(ctx, cfg)
+	e, err := NewEngine(ctx, cfg.WithCompilationCacheDir(testenv.CacheDir()))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -40,6 +40,9 @@ func TestCOWSameOutcomes(t *testing.T) {
 			cow := loadJSToolOn(t, cowReactor, c.src)
 			requireCOW(t, cow.snap)
 			require.Equal(t, plain.snap.memory, cow.snap.memory, "loading does not depend on the allocator")
+			// No case is about the clock: none must fail because the race
+			// detector or other test packages slow it down.
+			c.lim.TimeoutMs = 120_000
 			want, err := plain.run(ctx, c.input, c.lim)
 			require.NoError(t, err)
 			require.Equal(t, c.want, want.Kind, want.Message)
@@ -63,7 +66,7 @@ func TestCOWIsolation(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for range 3 {
-				o, err := tool.run(context.Background(), `{}`, Limits{Fuel: 2_000_000_000})
+				o, err := tool.run(context.Background(), `{}`, Limits{Fuel: 2_000_000_000, TimeoutMs: 120_000})
 				if assert.NoError(t, err) && assert.Equal(t, Completed, o.Kind, o.Message) {
 					assert.Equal(t, "1", string(o.Output))
 				}

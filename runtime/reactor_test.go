@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -30,9 +31,7 @@ func TestQuickJSImportsOnlyForItsGlue(t *testing.T) {
 	require.ErrorIs(t, err, runtime.ErrNotAdmitted)
 	assert.EqualError(t, err, "module not admitted: import env.host_get_timezone_offset (func) is outside wasi_snapshot_preview1; only the virtual WASI may be imported")
 
-	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig())
-	require.NoError(t, err)
-	defer e.Close(context.Background())
+	e := enginetest.Engine(t, runtime.EngineWazero)
 	r, err := e.LoadReactor(context.Background(), qjs, host.QuickJSGlue())
 	require.NoError(t, err)
 	assert.Equal(t, runtime.Profile("quickjs"), r.Info().Profile)
@@ -51,7 +50,7 @@ func TestSnapshotRestoresState(t *testing.T) {
 	src := `let loaded = 0; loaded++;
 export function execute({ add }) { loaded += add; return { loaded }; }`
 	var fuel []uint64
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		ctx := context.Background()
 		r, err := e.LoadReactor(ctx, quickJS(t), host.QuickJSGlue())
 		require.NoError(t, err)

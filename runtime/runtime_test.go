@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -24,19 +25,6 @@ func fixture(t testing.TB, name string) []byte {
 	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
 	require.NoError(t, err, "fixtures are built by `make guests`")
 	return b
-}
-
-// forEachEngine runs f against every engine of this build, so the same suite
-// covers wazero's compiler and its interpreter.
-func forEachEngine(t *testing.T, f func(t *testing.T, e runtime.Engine)) {
-	for _, name := range runtime.Engines() {
-		t.Run(string(name), func(t *testing.T) {
-			e, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithEngine(name))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = e.Close(context.Background()) })
-			f(t, e)
-		})
-	}
 }
 
 func input(s string) runtime.Input {
@@ -199,7 +187,7 @@ func TestRunOutcomes(t *testing.T) {
 		{"startloop.wasm", `{}`, runtime.Limits{TimeoutMs: 50, Fuel: 1 << 62}, runtime.Timeout, "", "timeout_ms"},
 		{"startloop.wasm", `{}`, runtime.Limits{Fuel: 1000}, runtime.FuelExhausted, "", "fuel exhausted"},
 	}
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		for _, tt := range tests {
 			t.Run(tt.fixture+" "+tt.kind.String(), func(t *testing.T) {
 				mod, err := e.Load(context.Background(), fixture(t, tt.fixture))
@@ -223,7 +211,7 @@ func TestRunOutcomes(t *testing.T) {
 }
 
 func TestMemoryLimitBelowInitialSize(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		mod, err := e.Load(context.Background(), fixture(t, "textstats.wasm"))
 		require.NoError(t, err)
 		min := mod.Info().MemoryMinPages
@@ -238,7 +226,7 @@ func TestMemoryLimitBelowInitialSize(t *testing.T) {
 }
 
 func TestDeterministicVirtualWASI(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		mod, err := e.Load(context.Background(), fixture(t, "wasi_abi.wasm"))
 		require.NoError(t, err)
 		run := func(s string) string {
@@ -255,7 +243,7 @@ func TestDeterministicVirtualWASI(t *testing.T) {
 }
 
 func TestCallerCancellationIsNotAVerdict(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		mod, err := e.Load(context.Background(), fixture(t, "loop.wasm"))
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -313,7 +301,7 @@ func TestCloseWithCancelledContext(t *testing.T) {
 // TestConcurrentRuns hammers one module from many goroutines: every run has
 // its own instance, so every output matches its own input.
 func TestConcurrentRuns(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		mod, err := e.Load(context.Background(), fixture(t, "sum.wasm"))
 		require.NoError(t, err)
 		var wg sync.WaitGroup
@@ -366,7 +354,7 @@ func TestHostileEncodingsAreRefused(t *testing.T) {
 		{"locals summed over groups", mod(1, 4, 1, 0x60, 0, 0, 3, 2, 1, 0, 10, 12, 1, 10, 2, 0xb0, 0x86, 0x03, 0x7f, 0xb0, 0x86, 0x03, 0x7e, 0x0b), "declares more than 49994 locals"},
 		{"table larger than the cap", mod(4, 7, 1, 0x70, 0x00, 0x80, 0x80, 0x80, 0x01), "table 0 starts with 2097152 elements; at most 1048576"},
 	}
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				_, err := e.Load(context.Background(), tt.wasm)
@@ -383,11 +371,7 @@ func FuzzLoad(f *testing.F) {
 	for _, name := range []string{"echo.wasm", "upper.wasm", "sum.wasm", "tablegrow.wasm", "refused/shared_memory.wasm"} {
 		f.Add(fixture(f, name))
 	}
-	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithEngine(runtime.EngineWazeroInterp))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { e.Close(context.Background()) })
+	e := enginetest.Engine(f, runtime.EngineWazeroInterp)
 	f.Fuzz(func(t *testing.T, wasm []byte) {
 		mod, err := e.Load(context.Background(), wasm)
 		if err != nil {
@@ -447,7 +431,7 @@ func TestAdmissionRefusesEachFeature(t *testing.T) {
 		{"ABI v1 without the rest", mod(types, sec(3, []byte{1, 0}), sec(7, []byte{1}, str("wg_alloc"), []byte{0, 0}), sec(10, []byte{1, 4, 0, 0x20, 0, 0x0b})), "missing ABI v1 exports: wg_execute, wg_output_ptr, wg_output_len, memory"},
 		{"instructions beyond Wasm 2.0 (atomics)", mod(types, sec(3, []byte{1, 1}), sec(5, []byte{1, 0, 1}), sec(7, []byte{1}, str("_start"), []byte{0, 0}), sec(10, []byte{1, 5, 0, 0xfe, 0x03, 0x00, 0x0b})), "opcode 0xfe 0x3 (threads) is not supported"},
 	}
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				_, err := e.Load(context.Background(), tt.wasm)
@@ -470,38 +454,33 @@ func TestDeadlineWithEveryThreadBusy(t *testing.T) {
 	// The compiling engines: wazero's compiled guests yield only at the
 	// refill, wasmtime's guests run in cgo calls that hand their thread
 	// back to Go, so its epoch ticker runs.
-	for _, name := range runtime.Engines() {
-		if name == runtime.EngineWazeroInterp {
-			continue
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
+		if e.Name() == runtime.EngineWazeroInterp {
+			t.Skip("the compiling engines only: the interpreter runs guests as Go code")
 		}
-		t.Run(string(name), func(t *testing.T) {
-			e, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithEngine(name))
-			require.NoError(t, err)
-			defer e.Close(context.Background())
-			mod, err := e.Load(context.Background(), fixture(t, "loop.wasm"))
-			require.NoError(t, err)
+		mod, err := e.Load(context.Background(), fixture(t, "loop.wasm"))
+		require.NoError(t, err)
 
-			const guests = 3
-			kinds := make(chan runtime.OutcomeKind, guests)
-			for range guests {
-				go func() {
-					in := input(`{}`)
-					in.Limits = runtime.Limits{TimeoutMs: 50, Fuel: 1 << 62}
-					out, err := mod.Run(context.Background(), in)
-					if err != nil {
-						t.Error(err)
-					}
-					kinds <- out.Kind
-				}()
-			}
-			for range guests {
-				select {
-				case k := <-kinds:
-					assert.Equal(t, runtime.Timeout, k)
-				case <-time.After(time.Minute):
-					t.Fatal("a deadline never fired: guests hold every scheduler thread")
+		const guests = 3
+		kinds := make(chan runtime.OutcomeKind, guests)
+		for range guests {
+			go func() {
+				in := input(`{}`)
+				in.Limits = runtime.Limits{TimeoutMs: 50, Fuel: 1 << 62}
+				out, err := mod.Run(context.Background(), in)
+				if err != nil {
+					t.Error(err)
 				}
+				kinds <- out.Kind
+			}()
+		}
+		for range guests {
+			select {
+			case k := <-kinds:
+				assert.Equal(t, runtime.Timeout, k)
+			case <-time.After(time.Minute):
+				t.Fatal("a deadline never fired: guests hold every scheduler thread")
 			}
-		})
-	}
+		}
+	})
 }

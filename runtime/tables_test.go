@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -44,7 +45,7 @@ func TestTablesShareMemoryPages(t *testing.T) {
 			runtime.FuelExhausted, "", "fuel exhausted", 5_000_000},
 	}
 	fuel := map[string]uint64{}
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				mod, err := e.Load(context.Background(), fixture(t, tt.fixture))
@@ -138,7 +139,7 @@ func TestAdmissionBoundsGuestCounts(t *testing.T) {
 		{"the hostile fixture", fixture(t, "refused/big_tables.wasm"),
 			"64 tables start with 67108864 elements in total; at most 1048576 are allowed (33554432 bytes of memory_pages at 32 bytes each)"},
 	}
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				_, err := e.Load(context.Background(), tt.wasm)
@@ -161,10 +162,7 @@ func TestRealModulesFitTheBounds(t *testing.T) {
 		assert.LessOrEqual(t, uint64(info.MemoryMinPages)*65536+info.TableElements*runtime.TableElementBytes,
 			uint64(info.Manifest.Limits.MemoryPages)*65536, "%s starts within its own memory_pages", name)
 	}
-	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithEngine(runtime.EngineWazeroInterp))
-	require.NoError(t, err)
-	defer e.Close(context.Background())
-	r, err := e.LoadReactor(context.Background(), quickJS(t), host.QuickJSGlue())
+	r, err := enginetest.Engine(t, runtime.EngineWazeroInterp).LoadReactor(context.Background(), quickJS(t), host.QuickJSGlue())
 	require.NoError(t, err)
 	assert.Equal(t, uint64(532), r.Info().TableElements, "QuickJS's one table")
 }
@@ -253,7 +251,7 @@ func TestGuestCannotAllocateThroughTheEngine(t *testing.T) {
 			runtime.StackExhausted, "call depth exceeded 1000"},
 	}
 	fuel := map[string]uint64{}
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				mod, err := e.Load(context.Background(), tt.wasm)
@@ -287,7 +285,7 @@ func TestLocalsLeaveRoomForTheInstrumentation(t *testing.T) {
 		body = append(body, 0x7e, 0x20, 0, 0x0b) // n i64; local.get 0
 		return abiModule([]byte{0, 0x41, 0, 0x10, 4, 0x1a, 0x41, 0, 0x0b}, [][]byte{body})
 	}
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		mod, err := e.Load(context.Background(), withLocals(49_993))
 		require.NoError(t, err)
 		out, err := mod.Run(context.Background(), input(`{}`))

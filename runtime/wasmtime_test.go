@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -56,7 +57,7 @@ func TestUnexportedMemoryOnEveryEngine(t *testing.T) {
 	wasm = append(wasm, sec(11, []byte{1, 0, 0x41, 8, 0x0b, 2, 'h', 'i'})...)
 
 	var outcomes []runtime.Outcome
-	forEachEngine(t, func(t *testing.T, e runtime.Engine) {
+	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		mod, err := e.Load(context.Background(), wasm)
 		require.NoError(t, err)
 		out, err := mod.Run(context.Background(), input(`{}`))

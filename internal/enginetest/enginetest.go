@@ -1,0 +1,83 @@
+// Package enginetest gives tests the engines of this build: one of each per
+// test binary, compiling through the compilation cache every test binary
+// shares (testenv.CacheDir), and the engine matrix that runs a test on
+// every one of them.
+//
+// Compiling a large module is most of what an engine costs a test (the
+// QuickJS engine module takes seconds under the race detector, a 3 MB Go
+// guest more), so tests take the shared engines unless they need one of
+// their own: to close it, to configure it, or to count what it compiles.
+package enginetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/wasmgate/wasmgate/internal/testenv"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// Config is the default configuration of engine name, with the tests'
+// compilation cache.
+func Config(name runtime.EngineName) runtime.Config {
+	return runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(testenv.CacheDir())
+}
+
+var (
+	mu     sync.Mutex
+	shared = map[runtime.EngineName]runtime.Engine{}
+)
+
+// Engine returns the test binary's engine name, made on first use and never
+// closed (it lives as long as the binary). It is safe for concurrent use, as
+// every Engine is; do not close it.
+func Engine(t testing.TB, name runtime.EngineName) runtime.Engine {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if e, ok := shared[name]; ok {
+		return e
+	}
+	e, err := runtime.NewEngine(context.Background(), Config(name))
+	if err != nil {
+		t.Fatalf("engine %s: %v", name, err)
+	}
+	shared[name] = e
+	return e
+}
+
+// New returns an engine of t's own, with the tests' compilation cache,
+// closed when t ends: for a test that closes it, or must see it start
+// empty.
+func New(t testing.TB, name runtime.EngineName) runtime.Engine {
+	t.Helper()
+	e, err := runtime.NewEngine(context.Background(), Config(name))
+	if err != nil {
+		t.Fatalf("engine %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	return e
+}
+
+// All returns the shared engine of every engine of this build, in
+// runtime.Engines' order: for tests that compare the engines' results.
+func All(t testing.TB) []runtime.Engine {
+	t.Helper()
+	var all []runtime.Engine
+	for _, name := range runtime.Engines() {
+		all = append(all, Engine(t, name))
+	}
+	return all
+}
+
+// Each is the engine matrix: it runs f on the shared engine of every engine
+// of this build (wazero's compiler and interpreter, and wasmtime in builds
+// with it), each in a subtest named after the engine, one after the other,
+// so that code after Each may compare what the subtests saw.
+func Each(t *testing.T, f func(t *testing.T, e runtime.Engine)) {
+	t.Helper()
+	for _, name := range runtime.Engines() {
+		t.Run(string(name), func(t *testing.T) { f(t, Engine(t, name)) })
+	}
+}
