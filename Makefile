@@ -18,9 +18,12 @@ build-wasmtime: engine
 	$(GO) build -trimpath -tags wasmtime -o $(BIN) ./cmd/wasmgate
 
 # The QuickJS engine module, fetched from npm at a pinned version and hash
-# into jstool/engine/, where the binary embeds it from.
+# into jstool/engine/, and the libraries behind the Node built-ins, installed
+# from npm by their lock file and bundled into jstool/nodelib/dist/: the
+# binary embeds both.
 engine:
 	@bash scripts/fetch-quickjs.sh >/dev/null
+	@GO=$(GO) bash scripts/build-nodelib.sh >/dev/null
 
 # The npm packages the JS tool tests use (the ai package's tool()), pinned
 # by the lock file.

@@ -82,6 +82,9 @@ func QuickJSGlue() Glue {
 			{Name: "qjs_throw", Params: i32s(1), Results: i32},
 			{Name: "qjs_run_gc"},
 			{Name: "qjs_new_host_function", Params: i32s(3), Results: i32},
+			{Name: "qjs_get_bool", Params: i32s(1), Results: i32},
+			{Name: "qjs_get_true", Results: i32},
+			{Name: "qjs_get_false", Results: i32},
 		},
 	}
 }
@@ -490,9 +493,48 @@ func (vm jsVM) callFunction(ctx context.Context, fn, undefined uint32, args ...u
 	return v, vm.checkException(ctx, v)
 }
 
-// drainJobs runs the engine's job queue (promise reactions) until it is
-// empty. Without timers or I/O, nothing else can ever add a job.
-func (vm jsVM) drainJobs(ctx context.Context) error {
+// drainJobs runs the engine until nothing is left to run, as Node's event
+// loop does: after each thing it ran, the prelude's tick (tick) runs the
+// process.nextTick queue, then the promise jobs run until there are none,
+// and only then does tick fire the pending immediates or the next timer on
+// the virtual clock; it ends when tick reports that nothing keeps the loop
+// alive. A timer loop that never ends runs out of fuel or time like any
+// other loop.
+func (vm jsVM) drainJobs(ctx context.Context, l loop) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pending, err := vm.call(ctx, "qjs_is_job_pending")
+		if err != nil {
+			return err
+		}
+		arg := l.no
+		if pending != 0 {
+			arg = l.yes
+		}
+		v, err := vm.callFunction(ctx, l.tick, l.undefined, arg)
+		if err != nil {
+			return err
+		}
+		more, err := vm.call(ctx, "qjs_get_bool", uint64(v))
+		if err != nil {
+			return err
+		}
+		if err := vm.free(ctx, v); err != nil {
+			return err
+		}
+		if more == 0 {
+			return nil
+		}
+		if err := vm.runJobs(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// runJobs runs the engine's job queue (promise reactions) until it is empty.
+func (vm jsVM) runJobs(ctx context.Context) error {
 	for {
 		pending, err := vm.call(ctx, "qjs_is_job_pending")
 		if err != nil || pending == 0 {
@@ -513,37 +555,79 @@ func (vm jsVM) drainJobs(ctx context.Context) error {
 	}
 }
 
-// boot initializes a fresh engine and evaluates the prelude, leaving the
-// handles of its first functions in fns (load, run, take, script, main, in
-// that order), and returns the handle of undefined.
-func (vm jsVM) boot(ctx context.Context, fns ...*uint32) (undefined uint32, err error) {
+// preludeFns are the handles of the prelude's functions (its completion
+// value, in this order), and of undefined.
+type preludeFns struct {
+	load, run, take, script, main, attach, tick, init uint32
+	// undefined, yes and no are the engine's undefined, true and false,
+	// kept for the life of the engine.
+	undefined, yes, no uint32
+}
+
+// loop is what drainJobs needs: the prelude's tick and the constants it is
+// called with.
+type loop struct{ tick, undefined, yes, no uint32 }
+
+// free releases the handles in fns.
+func (vm jsVM) free(ctx context.Context, fns ...uint32) error {
+	for _, v := range fns {
+		if _, err := vm.call(ctx, "qjs_free_value", uint64(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// boot initializes a fresh engine, evaluates the prelude and hands it the
+// Node host function (JSNodeFunction), whose behaviour ctx must carry; it
+// returns the prelude's functions (init already released).
+func (vm jsVM) boot(ctx context.Context) (p preludeFns, err error) {
 	if _, err := vm.call(ctx, ExportInitialize); err != nil {
-		return 0, err
+		return p, err
 	}
 	if r, err := vm.call(ctx, "qjs_init"); err != nil || r != 0 {
-		return 0, errors.Join(err, fmt.Errorf("quickjs: qjs_init returned %d", int32(r)))
+		return p, errors.Join(err, fmt.Errorf("quickjs: qjs_init returned %d", int32(r)))
 	}
 	for _, setting := range []string{"qjs_set_module_loader", "qjs_set_interrupt_handler"} {
 		if _, err := vm.call(ctx, setting, 1); err != nil {
-			return 0, err
+			return p, err
 		}
 	}
-	if undefined, err = vm.call(ctx, "qjs_get_undefined"); err != nil {
-		return 0, err
+	for _, c := range []struct {
+		h    *uint32
+		name string
+	}{{&p.undefined, "qjs_get_undefined"}, {&p.yes, "qjs_get_true"}, {&p.no, "qjs_get_false"}} {
+		if *c.h, err = vm.call(ctx, c.name); err != nil {
+			return p, err
+		}
 	}
 	all, err := vm.eval(ctx, quickJSPrelude, "wasmgate:prelude", evalGlobal)
 	if err != nil {
-		return 0, fmt.Errorf("quickjs: the prelude failed: %w", err)
+		return p, fmt.Errorf("quickjs: the prelude failed: %w", err)
 	}
-	for i, p := range fns {
-		if *p, err = vm.call(ctx, "qjs_get_prop_uint32", uint64(all), uint64(i)); err != nil {
-			return 0, err
+	for i, h := range []*uint32{&p.load, &p.run, &p.take, &p.script, &p.main, &p.attach, &p.tick, &p.init} {
+		if *h, err = vm.call(ctx, "qjs_get_prop_uint32", uint64(all), uint64(i)); err != nil {
+			return p, err
 		}
 	}
-	if _, err := vm.call(ctx, "qjs_free_value", uint64(all)); err != nil {
-		return 0, err
+	fn, err := vm.newHostFunction(ctx, JSNodeFunction)
+	if err != nil {
+		return p, err
 	}
-	return undefined, nil
+	if _, err := vm.callFunction(ctx, p.init, p.undefined, fn); err != nil {
+		return p, err
+	}
+	return p, vm.free(ctx, all, fn, p.init)
+}
+
+// withNodeFunction returns ctx whose host functions include JSNodeFunction
+// besides those ctx already carries.
+func withNodeFunction(ctx context.Context) context.Context {
+	fns := JSHostFunctions{JSNodeFunction: nodeOps}
+	for name, fn := range jsHostFunctionsFrom(ctx) {
+		fns[name] = fn
+	}
+	return WithJSHostFunctions(ctx, fns)
 }
 
 // JSTool is a tool as the glue loads it.
@@ -559,13 +643,15 @@ type JSTool struct {
 
 // JSEntry is what the load driver leaves for the run driver: handles of the
 // prelude's functions inside the snapshot.
-type JSEntry struct{ run, take, undefined uint32 }
+type JSEntry struct{ run, take, tick, undefined, yes, no uint32 }
+
+func (e JSEntry) loop() loop { return loop{e.tick, e.undefined, e.yes, e.no} }
 
 // jsLoaded is the load driver's output.
 type jsLoaded struct {
 	K       string    `json:"k"` // "ok", or a ToolLoadError kind
 	Message string    `json:"message,omitempty"`
-	Entry   [3]uint32 `json:"entry"`
+	Entry   [6]uint32 `json:"entry"`
 }
 
 // ParseJSLoad decodes the load driver's output: the entry of a loaded tool,
@@ -578,7 +664,7 @@ func ParseJSLoad(b []byte) (JSEntry, error) {
 	if l.K != "ok" {
 		return JSEntry{}, &ToolLoadError{Kind: l.K, Message: l.Message}
 	}
-	return JSEntry{run: l.Entry[0], take: l.Entry[1], undefined: l.Entry[2]}, nil
+	return JSEntry{run: l.Entry[0], take: l.Entry[1], tick: l.Entry[2], undefined: l.Entry[3], yes: l.Entry[4], no: l.Entry[5]}, nil
 }
 
 func (l jsLoaded) encode() []byte {
@@ -605,18 +691,16 @@ func (e *ToolLoadError) Error() string { return e.Message }
 func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, error) {
 	return func(ctx context.Context, inst Instance) ([]byte, error) {
 		vm := jsVM{inst}
-		ctx = WithJSModules(ctx, JSModules{tool.Name: tool.Source})
-		var entry JSEntry
-		var load, script, main, attach uint32
-		var err error
-		if entry.undefined, err = vm.boot(ctx, &load, &entry.run, &entry.take, &script, &main, &attach); err != nil {
+		ctx = withNodeFunction(WithJSModules(ctx, JSModules{tool.Name: tool.Source}))
+		p, err := vm.boot(ctx)
+		if err != nil {
 			return nil, err
 		}
-		for _, v := range []uint32{script, main} {
-			if _, err := vm.call(ctx, "qjs_free_value", uint64(v)); err != nil {
-				return nil, err
-			}
+		if err := vm.free(ctx, p.script, p.main); err != nil {
+			return nil, err
 		}
+		entry := JSEntry{run: p.run, take: p.take, tick: p.tick, undefined: p.undefined, yes: p.yes, no: p.no}
+		load, attach := p.load, p.attach
 
 		ns, err := vm.eval(ctx, tool.Source, tool.Name, evalModule)
 		var fail *GuestFailure
@@ -638,7 +722,7 @@ func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, 
 				return nil, err
 			}
 		}
-		if err := vm.drainJobs(ctx); err != nil {
+		if err := vm.drainJobs(ctx, entry.loop()); err != nil {
 			return nil, err
 		}
 		st, err := vm.take(ctx, entry)
@@ -673,7 +757,7 @@ func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, 
 		if _, err := vm.call(ctx, "qjs_run_gc"); err != nil {
 			return nil, err
 		}
-		return jsLoaded{K: "ok", Entry: [3]uint32{entry.run, entry.take, entry.undefined}}.encode(), nil
+		return jsLoaded{K: "ok", Entry: [6]uint32{entry.run, entry.take, entry.tick, entry.undefined, entry.yes, entry.no}}.encode(), nil
 	}
 }
 
@@ -730,7 +814,7 @@ func (st jsState) result(what string, maxOutput int) ([]byte, error) {
 	case "notjson":
 		return nil, &OutputNotJSONError{Msg: st.Message}
 	case "pending":
-		return nil, &GuestFailure{Msg: "the " + what + "'s promise never settled: nothing was left to run it (the sandbox has no timers or I/O)"}
+		return nil, &GuestFailure{Msg: "the " + what + "'s promise never settled: nothing was left to run it (no pending job or timer; the sandbox has no I/O)"}
 	case "invalid":
 		return nil, &GuestFailure{Msg: "TOOL_INVALID: " + st.Message}
 	case "error":
@@ -895,9 +979,9 @@ func QuickJSRun(entry JSEntry, call JSCall, res *JSResult) func(ctx context.Cont
 		vm := jsVM{inst}
 		console := &jsConsole{emit: call.Log}
 		defer func() { res.Log = console.log.String() }()
-		// The log function is the only host function a tool's engine
-		// reaches, and only through its console.
-		ctx = WithJSHostFunctions(ctx, JSHostFunctions{jsToolLog: console.write})
+		// The log function reaches the host only through the prelude's
+		// console, the Node function only through its wrappers.
+		ctx = withNodeFunction(WithJSHostFunctions(ctx, JSHostFunctions{jsToolLog: console.write}))
 		env := []byte("{}")
 		if len(call.Env) > 0 {
 			// One line: the prelude splits its argument at newlines.
@@ -918,7 +1002,7 @@ func QuickJSRun(entry JSEntry, call JSCall, res *JSResult) func(ctx context.Cont
 		if _, err := vm.callFunction(ctx, entry.run, entry.undefined, a); err != nil {
 			return nil, interrupted(ctx, err)
 		}
-		if err := vm.drainJobs(ctx); err != nil {
+		if err := vm.drainJobs(ctx, entry.loop()); err != nil {
 			return nil, interrupted(ctx, err)
 		}
 		st, err := vm.take(ctx, entry)

@@ -1,12 +1,13 @@
 // The wasmgate prelude: evaluated once in every QuickJS engine before the
 // tool, captured in the snapshot with it. It sets the determinism profile
-// (seeded Math.random, a bounded console) and holds the protocol the host
-// drives: load(namespacePromise, exportName), run(request), take(),
-// attach(logFunction), and for scripts (wasmgate script) script(call, write,
-// seed) and main(namespace).
+// (seeded Math.random, a bounded console, timers on a virtual clock), gives
+// the Node built-ins their bridge to the host, and holds the protocol the
+// host drives: init(nodeFunction), load(namespacePromise, exportName),
+// run(request), take(), attach(logFunction), tick(), and for scripts
+// (wasmgate script) script(call, write, seed) and main(namespace).
 //
-// Its completion value is [load, run, take, script, main, attach]; the host
-// keeps those functions and nothing else from this file.
+// Its completion value is [load, run, take, script, main, attach, tick,
+// init]; the host keeps those functions and nothing else from this file.
 (() => {
   "use strict";
 
@@ -85,7 +86,7 @@
   // attach binds the host's log function (once, after loading).
   function attach(fn) { sink = fn; }
 
-  // ---- TextEncoder / TextDecoder (UTF-8 only), which the engine lacks -----
+  // ---- TextEncoder / TextDecoder, which the engine lacks ------------------
   function define(name, value) {
     if (!(name in globalThis)) {
       Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
@@ -122,21 +123,63 @@
       return { read, written };
     }
   }
+  // The encodings Node's TextDecoder knows without ICU data, by their WHATWG
+  // labels: utf-8, utf-16le and windows-1252 (what "latin1", "ascii" and
+  // "iso-8859-1" name in the Encoding Standard), which Node decodes as
+  // latin1, a byte a character.
+  const ENCODINGS = {
+    "utf-8": ["utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8"],
+    "utf-16le": ["utf-16le", "utf-16", "utf16le", "ucs-2", "unicode", "csunicode", "iso-10646-ucs-2", "unicodefeff"],
+    "windows-1252": ["windows-1252", "latin1", "iso-8859-1", "ascii", "us-ascii", "l1", "cp1252", "cp819",
+      "csisolatin1", "ibm819", "iso-ir-100", "iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "x-cp1252"],
+  };
+  const LABELS = new Map();
+  for (const enc of Object.keys(ENCODINGS)) for (const l of ENCODINGS[enc]) LABELS.set(l, enc);
+  const fromUnits = (units) => {
+    let s = "";
+    for (let i = 0; i < units.length; i += 8192) s += String.fromCharCode.apply(null, units.slice(i, i + 8192));
+    return s;
+  };
   class TextDecoder {
     constructor(label = "utf-8", options = {}) {
-      const l = String(label).trim().toLowerCase();
-      if (l !== "utf-8" && l !== "utf8" && l !== "unicode-1-1-utf-8") throw new RangeError("TextDecoder: only utf-8 is supported, not " + JSON.stringify(label));
-      this.fatal = !!options.fatal;
-      this.ignoreBOM = !!options.ignoreBOM;
+      const enc = LABELS.get(String(label).trim().toLowerCase());
+      if (enc === undefined) {
+        const e = new RangeError("The \"" + String(label) + "\" encoding is not supported");
+        e.code = "ERR_ENCODING_NOT_SUPPORTED";
+        throw e;
+      }
+      this._enc = enc;
+      this.fatal = !!(options && options.fatal);
+      this.ignoreBOM = !!(options && options.ignoreBOM);
     }
-    get encoding() { return "utf-8"; }
+    get encoding() { return this._enc; }
     decode(input, _options) {
       if (input === undefined) return "";
       const b = input instanceof ArrayBuffer ? new Uint8Array(input)
         : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+      if (this._enc === "windows-1252") return fromUnits(Array.from(b)); // as Node: a byte is a character
+      if (this._enc === "utf-16le") {
+        let i = 0;
+        if (!this.ignoreBOM && b.length >= 2 && b[0] === 0xff && b[1] === 0xfe) i = 2;
+        const units = [];
+        for (; i + 1 < b.length; i += 2) units.push(b[i] | (b[i + 1] << 8));
+        if (i < b.length) {
+          if (this.fatal) throw new TypeError("The encoded data was not valid for encoding utf-16le");
+          units.push(0xfffd);
+        }
+        for (let j = 0; j < units.length; j++) { // lone surrogates
+          const u = units[j];
+          if (u >= 0xd800 && u <= 0xdbff && j + 1 < units.length && units[j + 1] >= 0xdc00 && units[j + 1] <= 0xdfff) { j++; continue; }
+          if (u >= 0xd800 && u <= 0xdfff) {
+            if (this.fatal) throw new TypeError("The encoded data was not valid for encoding utf-16le");
+            units[j] = 0xfffd;
+          }
+        }
+        return fromUnits(units);
+      }
       let s = "", i = 0;
       if (!this.ignoreBOM && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) i = 3;
-      const bad = () => { if (this.fatal) throw new TypeError("TextDecoder: the input is not valid UTF-8"); return 0xfffd; };
+      const bad = () => { if (this.fatal) throw new TypeError("The encoded data was not valid for encoding utf-8"); return 0xfffd; };
       const units = [];
       while (i < b.length) {
         const c = b[i];
@@ -165,6 +208,34 @@
   define("TextEncoder", TextEncoder);
   define("TextDecoder", TextDecoder);
 
+  // Atomics, which this build of the engine lacks (it has no threads): the
+  // same operations on one thread. wait cannot block: it answers
+  // "not-equal" or, the value being the expected one, "timed-out".
+  if (typeof globalThis.Atomics === "undefined") {
+    const at = (ta, i) => {
+      if (!ArrayBuffer.isView(ta) || ta instanceof Float32Array || ta instanceof Float64Array || ta instanceof DataView) {
+        throw new TypeError("Atomics: the array is not an integer typed array");
+      }
+      i = Number(i);
+      if (!Number.isInteger(i) || i < 0 || i >= ta.length) throw new RangeError("Atomics: index out of range");
+      return i;
+    };
+    const rmw = (f) => function (ta, i, v) { i = at(ta, i); const old = ta[i]; ta[i] = f(old, v); return old; };
+    define("Atomics", Object.freeze({
+      add: rmw((a, b) => a + b), sub: rmw((a, b) => a - b), and: rmw((a, b) => a & b),
+      or: rmw((a, b) => a | b), xor: rmw((a, b) => a ^ b), exchange: rmw((a, b) => b),
+      compareExchange(ta, i, expected, v) { i = at(ta, i); const old = ta[i]; if (old === ta.constructor.of(expected)[0]) ta[i] = v; return old; },
+      load(ta, i) { return ta[at(ta, i)]; },
+      store(ta, i, v) { ta[at(ta, i)] = v; return ta[i]; },
+      isLockFree: (n) => n === 1 || n === 2 || n === 4 || n === 8,
+      wait(ta, i, v) { return ta[at(ta, i)] !== v ? "not-equal" : "timed-out"; },
+      waitAsync(ta, i, v) { return { async: false, value: ta[at(ta, i)] !== v ? "not-equal" : "timed-out" }; },
+      notify(ta, i) { at(ta, i); return 0; },
+      pause() {},
+      [Symbol.toStringTag]: "Atomics",
+    }));
+  }
+
   // Web platform classes the engine lacks exist so that libraries which
   // extend or test against them at load time (class X extends
   // TransformStream, z.instanceof(URL)) still load; constructing one throws.
@@ -174,6 +245,252 @@
       constructor() { throw new TypeError(name + " is not available in the wasmgate sandbox"); }
     } }[name]);
   }
+
+  // ---- the host's Node function (init) ------------------------------------
+  // init hands over the host function behind the Node built-ins
+  // (wasmgate.node: hash, hmac, random, clock). Only the wrappers below
+  // reach it; the clock operation is the timers' alone.
+  let hostNode = null;
+  function init(fn) { hostNode = fn; }
+  function node(...args) {
+    if (hostNode === null) throw new Error("wasmgate: the Node built-ins are not set up");
+    return hostNode(...args);
+  }
+
+  // ---- timers on a virtual clock ------------------------------------------
+  // The clock stands still while code runs. Whenever the job queue is empty
+  // the host calls tick(), which fires what is due next: the pending
+  // setImmediate callbacks, else the timer with the earliest deadline (ties
+  // in the order they were set), after advancing the clock to that
+  // deadline. So `await sleep(1000)` ends at once, with Date.now() 1000 ms
+  // later, identically on every run. Timers only fire while something keeps
+  // the loop alive, as in Node: an immediate, or a timer not unref()'d; a
+  // tool's execution stops firing them once its result has settled.
+  const TIMEOUT_MAX = 2147483647;
+  let timerSeq = 0;
+  const timers = []; // sorted by (at, seq)
+  let refed = 0;
+  let immediates = [];
+  const timerError = (what, v) => {
+    const e = new TypeError("The \"callback\" argument must be of type function. Received " + (v === null ? "null" : typeof v));
+    e.code = "ERR_INVALID_ARG_TYPE";
+    return e;
+  };
+  class Timeout {
+    constructor(fn, ms, args, repeat) {
+      ms = Number(ms);
+      if (!(ms >= 1 && ms <= TIMEOUT_MAX)) ms = 1; // Node's rule: NaN, < 1 and > 2^31-1 are 1
+      this._fn = fn; this._args = args; this._ms = ms; this._repeat = repeat;
+      this._id = ++timerSeq; this._ref = true; this._live = false;
+      this._schedule();
+    }
+    _schedule() {
+      this._at = Date.now() + this._ms;
+      this._seq = ++timerSeq;
+      let lo = 0, hi = timers.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        const t = timers[mid];
+        if (t._at < this._at || (t._at === this._at && t._seq < this._seq)) lo = mid + 1; else hi = mid;
+      }
+      timers.splice(lo, 0, this);
+      this._live = true;
+      if (this._ref) refed++;
+    }
+    _cancel() {
+      if (!this._live) return;
+      const i = timers.indexOf(this);
+      if (i >= 0) timers.splice(i, 1);
+      this._live = false;
+      if (this._ref) refed--;
+    }
+    ref() { if (!this._ref) { this._ref = true; if (this._live) refed++; } return this; }
+    unref() { if (this._ref) { this._ref = false; if (this._live) refed--; } return this; }
+    hasRef() { return this._ref; }
+    refresh() { if (this._live) { this._cancel(); this._schedule(); } return this; }
+    close() { this._cancel(); return this; }
+    [Symbol.toPrimitive]() { return this._id; }
+  }
+  const byId = (t) => {
+    if (t instanceof Timeout) return t;
+    if (typeof t === "number" || typeof t === "string") return timers.find((x) => x._id === Number(t));
+    return undefined;
+  };
+  function setTimeout(fn, ms, ...args) {
+    if (typeof fn !== "function") throw timerError("callback", fn);
+    return new Timeout(fn, ms, args, false);
+  }
+  function setInterval(fn, ms, ...args) {
+    if (typeof fn !== "function") throw timerError("callback", fn);
+    return new Timeout(fn, ms, args, true);
+  }
+  function clearTimeout(t) { const x = byId(t); if (x !== undefined) x._cancel(); }
+  class Immediate {
+    constructor(fn, args) { this._fn = fn; this._args = args; this._ref = true; this._live = true; }
+    ref() { this._ref = true; return this; }
+    unref() { this._ref = false; return this; }
+    hasRef() { return this._ref; }
+  }
+  function setImmediate(fn, ...args) {
+    if (typeof fn !== "function") throw timerError("callback", fn);
+    const im = new Immediate(fn, args);
+    immediates.push(im);
+    return im;
+  }
+  function clearImmediate(im) { if (im instanceof Immediate) im._live = false; }
+  define("setTimeout", setTimeout);
+  define("setInterval", setInterval);
+  define("clearTimeout", clearTimeout);
+  define("clearInterval", clearTimeout);
+  define("setImmediate", setImmediate);
+  define("clearImmediate", clearImmediate);
+
+  // uncaught receives what a timer callback throws: the tool's execution
+  // fails with it (as an uncaught exception ends a Node process).
+  let uncaught = (e) => { if (state.k === "pending") fail(e); };
+
+  // tick is the event loop's step, which the host calls after each thing
+  // it ran, saying whether promise jobs are pending. As in Node, the
+  // process.nextTick queue runs first; then the host runs the promise jobs
+  // (tick answers true without doing anything else while there are some);
+  // only when both are empty does the next immediate or timer fire. It
+  // answers false when nothing is left that keeps the loop alive.
+  function tick(jobsPending) {
+    if (ticks.length > 0) { runTicks(); return true; }
+    if (jobsPending) return true;
+    if (settledStops && state.k !== "pending") return false;
+    immediates = immediates.filter((im) => im._live);
+    if (immediates.length > 0) {
+      const due = immediates;
+      immediates = [];
+      for (const im of due) {
+        if (!im._live) continue;
+        im._live = false;
+        try { im._fn(...im._args); } catch (e) { uncaught(e); }
+      }
+      return true;
+    }
+    if (refed === 0) return false;
+    const t = timers.shift();
+    if (t._ref) refed--;
+    t._live = false;
+    node("clock", String(t._at));
+    if (t._repeat) t._schedule();
+    try { t._fn(...t._args); } catch (e) { uncaught(e); }
+    return true;
+  }
+  // A tool's execution ends when its result settles; a program's when
+  // nothing is left to run.
+  let settledStops = true;
+
+  // ---- fetch exists and is refused, as Node's permission model refuses -----
+  function accessDenied(what) {
+    const e = new Error("Access to this API has been restricted: " + what + " (wasmgate runs code without network, file system or processes)");
+    e.code = "ERR_ACCESS_DENIED";
+    return e;
+  }
+  define("fetch", function fetch(input) {
+    let url = "";
+    try { url = typeof input === "string" ? input : String(input && input.url !== undefined ? input.url : input); } catch (_) { /* */ }
+    return Promise.reject(accessDenied("fetch(" + JSON.stringify(url) + ")"));
+  });
+
+  // ---- the bridge the Node built-ins stand on ------------------------------
+  // process.env is the current call's env, frozen; crypto's hashes and
+  // random bytes come from the host; process.nextTick runs before promise
+  // reactions queued after it, as in Node.
+  let callEnv = Object.freeze({});
+  let argv = Object.freeze(["/usr/local/bin/node", "/tool.js"]);
+  // exitCode is process.exitCode; exited, once process.exit was called,
+  // keeps the execution's outcome from changing afterwards.
+  let exitCode;
+  let exited = false;
+  // A tool's process.stdout and process.stderr write to its log, a line
+  // per write; it has no stdin (its input is execute's params).
+  const logWriter = (level) => {
+    const w = writer(level);
+    return {
+      fd: level === "info" ? 1 : 2, isTTY: false, writable: true,
+      write(chunk, encoding, cb) {
+        if (typeof encoding === "function") cb = encoding;
+        let text = typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
+        if (text.endsWith("\n")) text = text.slice(0, -1);
+        w(text);
+        if (typeof cb === "function") bridge.nextTick(cb, []);
+        return true;
+      },
+      end(chunk, encoding, cb) { if (chunk !== undefined && typeof chunk !== "function") this.write(chunk, encoding); },
+      on() { return this; }, once() { return this; }, off() { return this; }, emit() { return false; },
+      removeListener() { return this; }, cork() {}, uncork() {}, setDefaultEncoding() { return this; },
+      getColorDepth: () => 1, hasColors: () => false,
+    };
+  };
+  const noStdin = {
+    fd: 0, isTTY: false, readable: false,
+    on() { return this; }, once() { return this; }, off() { return this; }, removeListener() { return this; },
+    setEncoding() { return this; }, resume() { return this; }, pause() { return this; },
+    read() { throw accessDenied("process.stdin.read() (a tool's input is execute's params)"); },
+    [Symbol.asyncIterator]() { throw accessDenied("process.stdin (a tool's input is execute's params)"); },
+  };
+  let stdio = null;
+  const toolStdio = () => [noStdin, logWriter("info"), logWriter("error")];
+  function toolExit(code) {
+    if (!exited) {
+      exited = true;
+      fail(new Error("process.exit(" + (code === undefined ? "" : String(code)) + ") ended the tool before it returned a result"));
+    }
+    throw new Error("process.exit");
+  }
+  let exitImpl = toolExit;
+  const ticks = [];
+  function runTicks() {
+    while (ticks.length > 0) {
+      const [fn, args] = ticks.shift();
+      try { fn(...args); } catch (e) { uncaught(e); }
+    }
+  }
+  const toLatin1 = (u8) => {
+    let s = "";
+    for (let i = 0; i < u8.length; i += 8192) s += String.fromCharCode.apply(null, u8.subarray(i, i + 8192));
+    return s;
+  };
+  const fromLatin1 = (s) => {
+    const u8 = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) u8[i] = s.charCodeAt(i);
+    return u8;
+  };
+  const bridge = Object.freeze({
+    env: () => callEnv,
+    nextTick(fn, args) { ticks.push([fn, args]); },
+    // hash, hmac and random take and give latin1 strings (a byte a character).
+    hash: (alg, data) => node("hash", alg, data),
+    hmac: (alg, key, data) => node("hmac", alg, key, data),
+    randomFill(u8) {
+      for (let i = 0; i < u8.length; i += 65536) {
+        const n = Math.min(65536, u8.length - i);
+        const s = node("random", String(n));
+        for (let j = 0; j < n; j++) u8[i + j] = s.charCodeAt(j);
+      }
+      return u8;
+    },
+    toLatin1, fromLatin1, accessDenied,
+    argv: () => argv,
+    exitCode: () => exitCode,
+    setExitCode(v) {
+      if (v !== undefined && v !== null && !Number.isInteger(typeof v === "string" && v.trim() !== "" ? Number(v) : v)) {
+        const e = new TypeError("The \"code\" argument must be of type number. Received " + typeof v);
+        e.code = "ERR_INVALID_ARG_TYPE";
+        throw e;
+      }
+      exitCode = v === null ? undefined : v;
+    },
+    stdio(fd) { if (stdio === null) stdio = toolStdio(); return stdio[fd]; },
+    stderr(text) { bridge.stdio(2).write(text); },
+    exit(code) { return exitImpl(code === undefined ? exitCode : code); },
+  });
+  Object.defineProperty(globalThis, Symbol.for("wasmgate.node"), {
+    value: bridge, writable: false, configurable: false, enumerable: false,
+  });
 
   // ---- the protocol -------------------------------------------------------
   let state = { k: "pending" };
@@ -293,6 +610,7 @@
   }
 
   function done(v) {
+    if (exited) return;
     if (v === undefined) { state = { k: "none" }; return; }
     const r = toJSON(v, "the result");
     state = r.bad === undefined ? { k: "ok", output: r.json } : { k: "notjson", message: r.bad };
@@ -302,6 +620,7 @@
   // events carry: its name and message apart, its code when that is a
   // string, and its recoverable flag when that is a boolean.
   function fail(e) {
+    if (exited && state.k !== "pending") return;
     if (e instanceof Error && e.invalidTool === true) { state = { k: "invalid", message: e.message }; return; }
     state = { k: "error", message: describe(e) };
     if (!(e instanceof Error)) return;
@@ -322,7 +641,9 @@
     state = { k: "pending" };
     let r;
     try {
-      r = invoke(JSON.parse(arg.slice(j + 1)), JSON.parse(arg.slice(i + 1, j)));
+      const env = JSON.parse(arg.slice(i + 1, j));
+      callEnv = Object.freeze(Object.assign({}, env));
+      r = invoke(JSON.parse(arg.slice(j + 1)), env);
     } catch (e) {
       fail(e);
       return;
@@ -387,5 +708,5 @@
     }).then(done, fail);
   }
 
-  return [load, run, take, script, main, attach];
+  return [load, run, take, script, main, attach, tick, init];
 })();

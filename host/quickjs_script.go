@@ -49,14 +49,16 @@ type JSScript struct {
 func QuickJSScript(script JSScript) func(ctx context.Context, inst Instance) ([]byte, error) {
 	return func(ctx context.Context, inst Instance) ([]byte, error) {
 		vm := jsVM{inst}
-		ctx = WithJSModules(ctx, JSModules{script.Name: script.Source})
-		var load, run, setup, main uint32
-		var entry JSEntry
-		undefined, err := vm.boot(ctx, &load, &run, &entry.take, &setup, &main)
+		ctx = withNodeFunction(WithJSModules(ctx, JSModules{script.Name: script.Source}))
+		p, err := vm.boot(ctx)
 		if err != nil {
 			return nil, err
 		}
-		entry.undefined = undefined
+		entry := JSEntry{take: p.take, tick: p.tick, undefined: p.undefined, yes: p.yes, no: p.no}
+		undefined, load, run, setup, main := p.undefined, p.load, p.run, p.script, p.main
+		if err := vm.free(ctx, p.attach); err != nil {
+			return nil, err
+		}
 		// Only scripts get host functions: they are made here, never in a
 		// tool's engine.
 		var args []uint32
@@ -95,7 +97,7 @@ func QuickJSScript(script JSScript) func(ctx context.Context, inst Instance) ([]
 				return nil, err
 			}
 		}
-		if err := vm.drainJobs(ctx); err != nil {
+		if err := vm.drainJobs(ctx, entry.loop()); err != nil {
 			return nil, interrupted(ctx, err)
 		}
 		st, err := vm.take(ctx, entry)

@@ -52,6 +52,13 @@ type Session struct {
 	random      io.Reader
 	inputDigest [32]byte
 
+	// elapsed is how far the virtual clocks have advanced past
+	// FixedEpochNanos: only the JS engine's timers move them (AdvanceClock).
+	elapsed uint64
+	// cryptoRandom is the stream behind the JS engine's Node crypto, made
+	// on first use like random.
+	cryptoRandom io.Reader
+
 	wasi wasiState
 }
 
@@ -118,6 +125,30 @@ func (s *Session) Random(p []byte) {
 		s.random = h.Digest()
 	}
 	_, _ = io.ReadFull(s.random, p)
+}
+
+// CryptoRandom fills p from a second deterministic stream seeded from the
+// input digest, kept apart from random_get's so that what the engine itself
+// draws never shifts what a JS tool's crypto.randomBytes returns.
+func (s *Session) CryptoRandom(p []byte) {
+	if s.cryptoRandom == nil {
+		h := blake3.NewDeriveKey("wasmgate 2026 node crypto v1")
+		_, _ = h.Write(s.inputDigest[:])
+		s.cryptoRandom = h.Digest()
+	}
+	_, _ = io.ReadFull(s.cryptoRandom, p)
+}
+
+// Now is what the realtime and monotonic clocks read: FixedEpochNanos
+// plus how far timers advanced them.
+func (s *Session) Now() uint64 { return FixedEpochNanos + s.elapsed }
+
+// AdvanceClock moves the virtual clocks forward to t (nanoseconds since the
+// Unix epoch); a t before Now changes nothing: time never runs backwards.
+func (s *Session) AdvanceClock(t uint64) {
+	if t > s.Now() {
+		s.elapsed = t - FixedEpochNanos
+	}
 }
 
 // Stdout is everything the guest wrote to fd 1.

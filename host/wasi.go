@@ -22,6 +22,7 @@ const WASIModule = "wasi_snapshot_preview1"
 //     by the session; no other fd ever exists.
 //   - Clocks report FixedEpochNanos, so time never passes: a guest that waits
 //     for a deadline (a Go time.Sleep, for instance) spins until the timeout.
+//     Only the JS engine's virtual timers move them (Session.AdvanceClock).
 //   - proc_exit panics with *ExitError, and a write past the stdout bound
 //     panics with ErrOutputTooLarge; the engine turns either into the error
 //     of the running call.
@@ -264,18 +265,19 @@ func clockResGet(ctx context.Context, mem Memory, stack []uint64) errno {
 }
 
 func clockTimeGet(ctx context.Context, mem Memory, stack []uint64) errno {
-	now, ok := clockNow(uint32(stack[0]))
+	s := SessionFrom(ctx)
+	now, ok := clockNow(s, uint32(stack[0]))
 	if !ok {
 		return errnoInval
 	}
-	return SessionFrom(ctx).wasi.put64(mem, uint32(stack[2]), now)
+	return s.wasi.put64(mem, uint32(stack[2]), now)
 }
 
 // clockNow is the reading of a clock, false for an unknown clock id.
-func clockNow(id uint32) (uint64, bool) {
+func clockNow(s *Session, id uint32) (uint64, bool) {
 	switch id {
 	case clockRealtime, clockMonotonic:
-		return FixedEpochNanos, true
+		return s.Now(), true
 	case clockProcessCPUTime, clockThreadCPUTime:
 		return cpuTimeNanos, true
 	}

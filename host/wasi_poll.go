@@ -77,7 +77,7 @@ func pollOneoff(ctx context.Context, mem Memory, stack []uint64) errno {
 // pollEvent is the outcome of one subscription; arg is its clock id or fd.
 func pollEvent(s *Session, tag byte, arg uint32) (code errno, nbytes uint64, flags uint16) {
 	if tag == eventtypeClock {
-		if _, ok := clockNow(arg); !ok {
+		if _, ok := clockNow(s, arg); !ok {
 			return errnoInval, 0, 0
 		}
 		return errnoSuccess, 0, 0

@@ -1,13 +1,14 @@
 package jstool
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/evanw/esbuild/pkg/api"
@@ -52,8 +53,8 @@ var bundleExtensions = map[string]api.Loader{
 // # Errors
 //
 // A file with another extension, a syntax error, an import that does not
-// resolve is a *BundleError (a Node builtin bundles as a stand-in that
-// throws when used). A file that cannot
+// resolve is a *BundleError (a Node built-in bundles as wasmgate's: see
+// docs/JAVASCRIPT.md for what works and what refuses). A file that cannot
 // be read is the os error wrapped, so errors.Is(err, fs.ErrNotExist) holds
 // for a missing file.
 func BundleFile(path string) (Bundle, error) { return BundleFileWith(path, nil) }
@@ -196,7 +197,10 @@ func bundleOptions(workDir string) api.BuildOptions {
 		// "module" picks the ESM build of packages that publish one.
 		Conditions: []string{"module"},
 		Loader:     bundleExtensions,
-		Define:     map[string]string{"process.env.NODE_ENV": `"production"`},
+		Define: map[string]string{
+			"process.env.NODE_ENV": `"production"`,
+			"global":               "globalThis",
+		},
 		// Only errors matter, and they are read from the result.
 		LogLevel: api.LogLevelSilent,
 		Plugins:  []api.Plugin{nodeBuiltinsPlugin},
@@ -204,7 +208,50 @@ func bundleOptions(workDir string) api.BuildOptions {
 }
 
 // build runs esbuild and turns its errors into a *BundleError.
+//
+// Node's globals (Buffer, process, URL, crypto, …) come from the built-ins,
+// each only when the code names it. A build renames every free reference
+// to a global not yet provided into a marker; when markers are found, the
+// code is built again with a first module that installs those globals on
+// globalThis (and whatever the built-ins that brought in name), until no
+// marker is left.
 func build(entry string, opts api.BuildOptions) (Bundle, error) {
+	var installed []string
+	for {
+		o := opts
+		o.Define = make(map[string]string, len(opts.Define)+len(nodeGlobals))
+		for k, v := range opts.Define {
+			o.Define[k] = v
+		}
+		for _, g := range nodeGlobals {
+			if !slices.Contains(installed, g.name) {
+				o.Define[g.name] = globalMarker(g.name)
+			}
+		}
+		if len(installed) > 0 {
+			o.Inject = []string{globalsInstaller + strings.Join(installed, ",")}
+		}
+		b, err := buildOnce(entry, o)
+		if err != nil {
+			return Bundle{}, err
+		}
+		more := false
+		for _, g := range nodeGlobals {
+			if !slices.Contains(installed, g.name) && bytes.Contains(b.Source, []byte(globalMarker(g.name))) {
+				installed = append(installed, g.name)
+				more = true
+			}
+		}
+		if !more {
+			return b, nil
+		}
+	}
+}
+
+// globalMarker is what build renames a free reference to a Node global to.
+func globalMarker(name string) string { return "__wasmgate_node_global_" + name + "__" }
+
+func buildOnce(entry string, opts api.BuildOptions) (Bundle, error) {
 	result := api.Build(opts)
 	if len(result.Errors) > 0 {
 		problems := make([]string, 0, len(result.Errors))
@@ -240,108 +287,3 @@ func problem(msg api.Message) string {
 	}
 	return fmt.Sprintf("%s:%d:%d: %s", file, loc.Line, loc.Column+1, msg.Text)
 }
-
-// nodeBuiltins are the modules Node provides without installing anything
-// (require("module").builtinModules). The engine has none of them.
-var nodeBuiltins = map[string]bool{}
-
-func init() {
-	for _, name := range strings.Fields(`
-		_http_agent _http_client _http_common _http_incoming _http_outgoing
-		_http_server _stream_duplex _stream_passthrough _stream_readable
-		_stream_transform _stream_wrap _stream_writable _tls_common _tls_wrap
-		assert assert/strict async_hooks buffer child_process cluster console
-		constants crypto dgram diagnostics_channel dns dns/promises domain
-		events fs fs/promises http http2 https inspector inspector/promises
-		module net os path path/posix path/win32 perf_hooks process punycode
-		querystring readline readline/promises repl stream stream/consumers
-		stream/promises stream/web string_decoder sys timers timers/promises
-		tls trace_events tty url util util/types v8 vm wasi worker_threads zlib`) {
-		nodeBuiltins[name] = true
-	}
-}
-
-// nodeBuiltinFilter preselects imports that may name a builtin; the callback
-// decides. It is Go regexp syntax, which esbuild's Go API uses.
-const nodeBuiltinFilter = `^(node:.*|_?[a-z][a-z0-9_]*(/[a-z0-9_]+)?)$`
-
-// resolvingBuiltinName marks the plugin's own call to the resolver, so the
-// plugin does not see that call again.
-type resolvingBuiltinName struct{}
-
-// unavailableNamespace holds the stand-ins for Node builtins.
-const unavailableNamespace = "wasmgate-unavailable"
-
-// nodeBuiltinsPlugin replaces every Node builtin with a stand-in module
-// that throws when it is used: a tool bundles even when code it never calls
-// needs a builtin (the ai package's optional OIDC support imports fs, os and
-// path), and a tool that does call one fails with an error naming it. A bare
-// name such as "events" or "punycode" is a builtin only if no installed
-// package of that name resolves: many packages depend on userland copies of
-// those modules, and such copies bundle and run like any other code. Every
-// "node:" import is a builtin.
-var nodeBuiltinsPlugin = api.Plugin{
-	Name: "wasmgate-node-builtins",
-	Setup: func(b api.PluginBuild) {
-		b.OnResolve(api.OnResolveOptions{Filter: nodeBuiltinFilter}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
-			if _, again := args.PluginData.(resolvingBuiltinName); again {
-				return api.OnResolveResult{}, nil
-			}
-			if !strings.HasPrefix(args.Path, "node:") {
-				if !nodeBuiltins[args.Path] {
-					return api.OnResolveResult{}, nil
-				}
-				userland := b.Resolve(args.Path, api.ResolveOptions{
-					Importer:   args.Importer,
-					Namespace:  args.Namespace,
-					ResolveDir: args.ResolveDir,
-					Kind:       args.Kind,
-					PluginData: resolvingBuiltinName{},
-					With:       args.With,
-				})
-				if len(userland.Errors) == 0 {
-					sideEffects := api.SideEffectsFalse
-					if userland.SideEffects {
-						sideEffects = api.SideEffectsTrue
-					}
-					return api.OnResolveResult{
-						Path:        userland.Path,
-						External:    userland.External,
-						SideEffects: sideEffects,
-						Namespace:   userland.Namespace,
-						Suffix:      userland.Suffix,
-						PluginData:  userland.PluginData,
-					}, nil
-				}
-			}
-			return api.OnResolveResult{Path: strings.TrimPrefix(args.Path, "node:"), Namespace: unavailableNamespace}, nil
-		})
-		b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: unavailableNamespace}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
-			src := strings.ReplaceAll(unavailableModule, "NAME", strconv.Quote(args.Path))
-			return api.OnLoadResult{Contents: &src, Loader: api.LoaderJS}, nil
-		})
-	},
-}
-
-// unavailableModule stands in for a Node builtin (NAME): loading it works,
-// using it throws. Looking up __esModule, "then" or a symbol answers
-// undefined, so that module interop and promise checks do not count as use.
-const unavailableModule = `const name = NAME;
-const fail = (what) => {
-  throw new Error(what + ': the Node module "' + name + '" is not available in the wasmgate sandbox (no file system, network, process or timers)');
-};
-const get = (target, key) => {
-  if (typeof key === "symbol" || key === "__esModule" || key === "then" || key === "prototype") return undefined;
-  return fail(name + "." + key);
-};
-// ES module interop (import { x } from "fs") reads names through an object
-// whose prototype is the module's: that prototype throws too.
-const lookup = new Proxy({}, { get });
-module.exports = new Proxy(function () {}, {
-  get,
-  has() { return false; },
-  apply() { return fail(name + "()"); },
-  construct() { return fail("new " + name + "()"); },
-  getPrototypeOf() { return lookup; },
-});
-`

@@ -17,12 +17,6 @@ import (
 const bundleFixtures = "testdata/bundle"
 
 // sandboxNote ends every message about a Node builtin.
-// builtinNote is the error a Node builtin's stand-in throws when used, as
-// it appears inside a JSON string.
-func builtinNote(name string) string {
-	return `the Node module \"` + name + `\" is not available in the wasmgate sandbox (no file system, network, process or timers)`
-}
-
 func TestBundleFileStripsTypesAndKeepsTopLevelAwait(t *testing.T) {
 	path := filepath.Join(bundleFixtures, "typed.ts")
 	b, err := BundleFile(path)
@@ -106,12 +100,13 @@ func TestBundleFileIsDeterministic(t *testing.T) {
 	assert.NotContains(t, string(third.Source), abs)
 }
 
-func TestBundleFileUsesInstalledPackageNamedLikeABuiltin(t *testing.T) {
-	// "events" is a Node builtin, but an installed package of that name is
-	// ordinary code and is bundled.
+func TestBundleFilePrefersBuiltinsToPackagesOfTheirName(t *testing.T) {
+	// "events" is a Node built-in: as in Node, a bare "events" is the
+	// built-in even when a package of that name is installed.
 	b, err := BundleFile(filepath.Join(bundleFixtures, "userland", "tool.mjs"))
 	require.NoError(t, err)
-	assert.Contains(t, string(b.Source), "// node_modules/events/events.js\n")
+	assert.NotContains(t, string(b.Source), "// node_modules/events/events.js\n")
+	assert.Contains(t, string(b.Source), "// wasmgate-node:node:events\n")
 	assert.Contains(t, string(b.Source), "var tool_default = () => typeof import_events.EventEmitter;")
 }
 
@@ -223,18 +218,6 @@ func TestBundlesRunAsModules(t *testing.T) {
 			bundle: func() (Bundle, error) { return BundlePackage(packages, "cjs-pkg") },
 			expr:   `[Object.keys(ns), ns.default(2), ns.default.triple(2), ns.default.mode]`,
 			want:   `[["default"],4,6,"production"]`,
-		},
-		{
-			name:   "node builtin used",
-			bundle: func() (Bundle, error) { return BundleFile(filepath.Join(bundleFixtures, "node_fs.js")) },
-			expr:   `(() => { try { return ns.default(); } catch (e) { return e.message; } })()`,
-			want:   `"fs.readFileSync: ` + builtinNote("fs") + `"`,
-		},
-		{
-			name:   "node builtin default import used",
-			bundle: func() (Bundle, error) { return BundleFile(filepath.Join(bundleFixtures, "bare_fs.ts")) },
-			expr:   `(() => { try { return ns.default(); } catch (e) { return e.message; } })()`,
-			want:   `"fs.readFileSync: ` + builtinNote("fs") + `"`,
 		},
 		{
 			name:   "package needing a builtin loads",

@@ -152,9 +152,9 @@ func TestScriptResult(t *testing.T) {
 		{"a rejected promise", `export default Promise.reject(new RangeError("no"));`, runtime.Failed, `RangeError: no`},
 		{"a thrown string", `export default () => { throw "plain"; };`, runtime.Failed, `uncaught plain`},
 		{"a promise that never settles", `export default new Promise(() => {});`, runtime.Failed,
-			`the script's promise never settled: nothing was left to run it (the sandbox has no timers or I/O)`},
+			`the script's promise never settled: nothing was left to run it (no pending job or timer; the sandbox has no I/O)`},
 		{"a top-level await that never settles", `await new Promise(() => {}); export default 1;`, runtime.Failed,
-			`the script's promise never settled: nothing was left to run it (the sandbox has no timers or I/O)`},
+			`the script's promise never settled: nothing was left to run it (no pending job or timer; the sandbox has no I/O)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

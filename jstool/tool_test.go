@@ -141,7 +141,7 @@ func TestToolOutcomes(t *testing.T) {
 			"call depth exceeded 1000"},
 		{"a Node builtin used", "uses_fs.js", `{"path":"/etc/passwd"}`, runtime.Limits{},
 			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException},
-			`Error: fs.readFileSync: the Node module "fs" is not available in the wasmgate sandbox`},
+			`Error: Access to this API has been restricted: fs.readFileSync() (wasmgate runs code without network, file system or processes)`},
 		{"a module not bundled", "dynamic_import.js", `{}`, runtime.Limits{},
 			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException},
 			`Error: cannot import "fs": a tool can import only what is bundled into it`},
@@ -213,8 +213,8 @@ func TestDeterminismProfile(t *testing.T) {
 	assert.Equal(t, "2000-01-01T00:00:00.000Z", got.Now)
 	assert.Equal(t, int64(946684800000), got.DateNow)
 	assert.Equal(t, 0, got.TimezoneOffset)
-	assert.Equal(t, map[string]string{"process": "undefined", "fetch": "undefined",
-		"setTimeout": "undefined", "setInterval": "undefined"}, got.Types)
+	assert.Equal(t, map[string]string{"process": "object", "fetch": "function",
+		"setTimeout": "function", "setInterval": "function"}, got.Types)
 	// The bundler stands in for require with a function that refuses.
 	assert.Equal(t, `Dynamic require of "fs" is not supported`, got.Require)
 	require.Len(t, got.Random, 2)

@@ -133,8 +133,8 @@ func TestScriptOutcomes(t *testing.T) {
 		{"a result without a JSON form", "not_json.ts", nil, exitFailed, "",
 			[]string{"wasmgate script: output is not JSON: a function at key \"f\"\n"}},
 		{"no network, file system or environment", "sandbox.ts", nil, exitSuccess,
-			`{"fetch":"undefined","process":"undefined","setTimeout":"undefined",` +
-				`"readFile":"Error: fs.readFileSync: the Node module \"fs\" is not available in the wasmgate sandbox (no file system, network, process or timers)",` +
+			`{"fetch":"function","process":"undefined","setTimeout":"function",` +
+				`"readFile":"Error: Access to this API has been restricted: fs.readFileSync() (wasmgate runs code without network, file system or processes)",` +
 				`"now":"2000-01-01T00:00:00.000Z"}` + "\n", nil},
 		{"out of fuel", "loop.ts", []string{"--fuel", "1000000"}, exitBlocked, "",
 			[]string{"wasmgate script: the script ran out of fuel (--fuel 1000000)\n"}},

@@ -1,0 +1,35 @@
+"use strict";
+// node:util: the util package, with inspect and format from
+// node-inspect-extracted (Node's own code, so output matches Node's).
+const lib = require("wasmgate:lib/util");
+const insp = require("wasmgate:lib/inspect");
+const { invalidArgType } = require("wasmgate:internal/errors");
+
+function toUSVString(s) { return String(s).toWellFormed(); }
+function stripVTControlCharacters(s) { return insp.stripVTControlCharacters(s); }
+function styleText(format, text) {
+  if (typeof text !== "string") throw invalidArgType("text", "of type string", text);
+  return text; // no colors: output is never a terminal
+}
+function getSystemErrorName(code) { return "Unknown system error " + code; }
+function isDeepStrictEqual(a, b) {
+  try {
+    require("node:assert").deepStrictEqual(a, b);
+    return true;
+  } catch (_) {
+    return false;
+  }
+}
+module.exports = Object.assign({}, lib, {
+  inspect: insp.inspect,
+  format: insp.format,
+  formatWithOptions: insp.formatWithOptions,
+  stripVTControlCharacters,
+  toUSVString,
+  styleText,
+  getSystemErrorName,
+  isDeepStrictEqual,
+  TextEncoder: globalThis.TextEncoder,
+  TextDecoder: globalThis.TextDecoder,
+  types: Object.freeze(Object.assign({}, lib.types)),
+});
