@@ -35,8 +35,10 @@ jstool/testdata/tools/ai/node_modules/.package-lock.json: jstool/testdata/tools/
 test: engine testdata-js
 	$(GO) test -race -count=1 $(PKGS)
 
+# The fast loop: without the race detector, the long cases in their -short
+# variants.
 test-short: engine testdata-js
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -short -count=1 $(PKGS)
 
 # The whole suite again in the build with the wasmtime engine, which adds it
 # to every engine-by-engine test and runs the cross-engine suite
@@ -69,10 +71,14 @@ bench-wasmtime: engine
 bench-js: engine
 	$(GO) run ./bench/jsbench
 
-# The trim tool under concurrent clients, in-process through the pipeline
-# vs over HTTP through `wasmgate serve` (see docs/BENCHMARKS.md).
-loadtest: engine
-	$(GO) run ./bench/loadtest
+# The load tests (those named ...UnderLoad, which `go test ./...` skips:
+# 2,000 calls from 32 clients to `wasmgate serve`, the load test harness
+# itself), then the trim tool under concurrent clients, in-process through
+# the pipeline vs over HTTP through `wasmgate serve` (see
+# docs/BENCHMARKS.md).
+loadtest: build testdata-js
+	WASMGATE_LOAD_TESTS=1 $(GO) test -count=1 -run 'UnderLoad' $(PKGS)
+	$(GO) run ./bench/loadtest -wasmgate $(BIN)
 
 # Rebuild every fixture in testdata/ from its source in guests/.
 guests:

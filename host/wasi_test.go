@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/internal/testenv"
 )
 
 // wasiMemory is a bounds-checked, slice-backed guest memory.
@@ -659,7 +661,7 @@ func TestWASIErrnoFamilies(t *testing.T) {
 }
 
 func TestWASIStdioHotPathDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if testenv.Race {
 		t.Skip("the race detector allocates")
 	}
 	e := newWASIEnv(t, strings.Repeat("x", 1<<20), 100)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -90,7 +91,7 @@ func TestNodeProfileIsDeterministicOnEveryEngine(t *testing.T) {
 	}
 	var first runtime.Outcome
 	var wazero *jstool.Tool
-	for _, name := range runtime.Engines() {
+	for _, name := range enginetest.JSEngines() {
 		// Each engine loads the tool itself and runs it twice from its
 		// snapshot.
 		tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "determinism", Version: "1.0.0"}})

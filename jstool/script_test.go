@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -158,7 +159,7 @@ func TestScriptResult(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, name := range runtime.Engines() {
+			for _, name := range enginetest.JSEngines() {
 				run := runScript(t, engine(t, name), c.source, runtime.Limits{})
 				require.Equal(t, c.kind, run.out.Kind, "%s: %s", name, run.out.Message)
 				if c.kind == runtime.Completed {
@@ -189,7 +190,7 @@ export default {
   name: tools.math.sum.name,
   frozen: Object.isFrozen(tools) && Object.isFrozen(tools.math) && Object.isFrozen(tools.math.sum),
 };`
-	for _, name := range runtime.Engines() {
+	for _, name := range enginetest.JSEngines() {
 		run := runScript(t, engine(t, name), source, runtime.Limits{})
 		require.Equal(t, runtime.Completed, run.out.Kind, "%s: %s", name, run.out.Message)
 		assert.JSONEq(t, `{
@@ -235,7 +236,7 @@ throw new Error("stop");`
 func TestScriptIsDeterministic(t *testing.T) {
 	source := `export default { random: [Math.random(), Math.random()], now: Date.now() };`
 	var outputs []string
-	for _, name := range runtime.Engines() {
+	for _, name := range enginetest.JSEngines() {
 		for range 2 {
 			run := runScript(t, engine(t, name), source, runtime.Limits{})
 			require.Equal(t, runtime.Completed, run.out.Kind, run.out.Message)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -19,22 +20,14 @@ import (
 
 const tools = "testdata/tools"
 
-// engines are created once per engine name: compiling the QuickJS engine
-// takes about a second.
-var engines = map[runtime.EngineName]runtime.Engine{}
-
+// engine is the test binary's shared engine name, compiling through the
+// tests' compilation cache.
 func engine(t *testing.T, name runtime.EngineName) runtime.Engine {
 	t.Helper()
 	if _, err := jstool.EngineModule(); err != nil {
 		t.Fatalf("%v (make test fetches it)", err)
 	}
-	if e, ok := engines[name]; ok {
-		return e
-	}
-	e, err := runtime.NewEngine(context.Background(), runtime.NewConfig().WithEngine(name))
-	require.NoError(t, err)
-	engines[name] = e
-	return e
+	return enginetest.Engine(t, name)
 }
 
 // run executes one request on the tool in file (with export tool) through
@@ -70,7 +63,7 @@ func TestToolForms(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, name := range runtime.Engines() {
+			for _, name := range enginetest.JSEngines() {
 				res := run(t, engine(t, name), c.file, c.tool, c.payload, runtime.Limits{})
 				require.Equal(t, pipeline.StatusSuccess, res.Status, "%s: %s", name, res.Message)
 				assert.JSONEq(t, c.output, string(res.Output), name)
@@ -163,7 +156,7 @@ func TestToolOutcomes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, name := range runtime.Engines() {
+			for _, name := range enginetest.JSEngines() {
 				res := run(t, engine(t, name), c.file, "", c.payload, c.limits)
 				assert.Equal(t, c.status, res.Status, "%s: %s", name, res.Message)
 				assert.Equal(t, c.codes, res.ReasonCodes, name)
@@ -227,7 +220,7 @@ func TestDeterminismProfile(t *testing.T) {
 
 	// Math.random is seeded by the input: the same input gives the same
 	// numbers on every run and engine, another input others.
-	for _, name := range runtime.Engines() {
+	for _, name := range enginetest.JSEngines() {
 		again := run(t, engine(t, name), "profile.js", "", `{"seed":1}`, runtime.Limits{})
 		assert.Equal(t, first.Output, again.Output, name)
 		assert.Equal(t, first.FuelUsed, again.FuelUsed, name)

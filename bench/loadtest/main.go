@@ -17,9 +17,10 @@
 // by design. The two paths of one audit kind alternate in rounds, so that a
 // noisy stretch of a shared machine falls on both.
 //
-// Run it from the module root (it builds the wasmgate command from there):
+// Run it from the module root (it builds the wasmgate command from there,
+// unless -wasmgate names one already built, as `make loadtest` does):
 //
-//	go run ./bench/loadtest [-clients 8] [-duration 10s] [-max-requests N] [-rounds 5]
+//	go run ./bench/loadtest [-clients 8] [-duration 10s] [-max-requests N] [-rounds 5] [-wasmgate bin/wasmgate]
 package main
 
 import (
@@ -75,7 +76,8 @@ type options struct {
 	duration    time.Duration // per path and audit kind
 	maxRequests int           // per path and audit kind; 0 means no bound but the time
 	rounds      int
-	warmup      int // unmeasured calls per client before the first round
+	warmup      int    // unmeasured calls per client before the first round
+	wasmgate    string // the command to serve with; "" builds ./cmd/wasmgate
 }
 
 func main() {
@@ -85,6 +87,7 @@ func main() {
 	flag.IntVar(&o.maxRequests, "max-requests", 1_000_000, "at most this many measured calls of each path, for each audit kind (0: no bound but -duration)")
 	flag.IntVar(&o.rounds, "rounds", 5, "rounds the measured time is split into, the paths alternating")
 	flag.IntVar(&o.warmup, "warmup", 20, "unmeasured calls per client first")
+	flag.StringVar(&o.wasmgate, "wasmgate", "", "a wasmgate command already built (default: build ./cmd/wasmgate)")
 	flag.Parse()
 	if o.clients < 1 || o.rounds < 1 || o.duration <= 0 || o.maxRequests < 0 || o.warmup < 0 {
 		fmt.Fprintln(os.Stderr, "loadtest: -clients, -rounds and -duration must be positive, -max-requests and -warmup at least 0")
@@ -116,11 +119,16 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "wasmgate")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/wasmgate")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building wasmgate: %w", err)
+	bin := o.wasmgate
+	if bin == "" {
+		bin = filepath.Join(tmp, "wasmgate")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/wasmgate")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building wasmgate: %w", err)
+		}
+	} else if bin, err = filepath.Abs(bin); err != nil {
+		return err
 	}
 	store := filepath.Join(tmp, "tools")
 	if err := layOutStore(store); err != nil {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/internal/testenv"
 )
 
 func TestCheckReply(t *testing.T) {
@@ -63,13 +65,11 @@ func TestDriveCounts(t *testing.T) {
 	assert.Positive(t, l.elapsed)
 }
 
-// TestRunShort runs the whole load test briefly: it builds and starts the
-// server, drives both paths with both audit kinds, and prints the table
-// with no error.
-func TestRunShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds wasmgate and starts two servers")
-	}
+// TestRunBrieflyUnderLoad runs the whole load test briefly: it builds and
+// starts the server, drives both paths with both audit kinds, and prints the
+// table with no error. A load test: `make loadtest` runs it.
+func TestRunBrieflyUnderLoad(t *testing.T) {
+	testenv.LoadTest(t)
 	t.Chdir("../..")
 	var out bytes.Buffer
 	o := options{clients: 2, duration: 300 * time.Millisecond, maxRequests: 1000, rounds: 1, warmup: 2}

@@ -34,10 +34,14 @@ func waitForLines(t *testing.T, path string, n int, why string) {
 	}, time.Minute, 5*time.Millisecond, why)
 }
 
+// sumArgs run sum.wasm on [n], audited to log.
+func sumArgs(log string, n int, extra ...string) []string {
+	return append([]string{"run", "--wasm", td("sum.wasm"), "--audit", log, "--input", fmt.Sprintf(`{"numbers":[%d]}`, n)}, extra...)
+}
+
 func sumRun(t *testing.T, log string, n int, extra ...string) runResult {
 	t.Helper()
-	args := append([]string{"run", "--wasm", td("sum.wasm"), "--audit", log, "--input", fmt.Sprintf(`{"numbers":[%d]}`, n)}, extra...)
-	return wasmgate(t, "", args...)
+	return wasmgate(t, "", sumArgs(log, n, extra...)...)
 }
 
 // TestAuditVerifyNamesAnAttemptWithoutVerdict kills `wasmgate run` with
@@ -172,12 +176,12 @@ func TestAuditLockWaitsForAnotherProcess(t *testing.T) {
 	require.NoError(t, holder.Start())
 	waitForLines(t, log, 1, "the first process holds the log: its attempt is in it")
 
-	impatient := sumRun(t, log, 3, "--audit-lock-wait", "100ms")
+	impatient := wasmgateProcess(t, "", sumArgs(log, 3, "--audit-lock-wait", "100ms")...)
 	assert.Equal(t, exitInternal, impatient.code)
 	assert.Equal(t, "wasmgate run: audit: open log "+log+": audit: log file in use by another sink (waited 100ms for it): "+
 		"another process is appending to it (--audit-lock-wait sets how long to wait)\n", impatient.stderr)
 
-	waiter := sumRun(t, log, 2)
+	waiter := wasmgateProcess(t, "", sumArgs(log, 2)...)
 	require.Equal(t, exitSuccess, waiter.code, waiter.stderr)
 	require.Error(t, holder.Wait(), "the holder's guest timed out (exit 3)")
 	assert.Equal(t, exitBlocked, holder.ProcessState.ExitCode())
@@ -366,7 +370,7 @@ func TestAuditWriteFailureBlocks(t *testing.T) {
 // corpus line without it diverges on env_digest.
 func TestToolConfigIsAuditedAsEnvDigest(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	r := wasmgate(t, "", "tool", "run", "pat-check", "--tools", protoTools, "--json",
+	r := wasmgateProcess(t, "", "tool", "run", "pat-check", "--tools", protoTools, "--json",
 		"--config", `{ "azdo.token": "good-token-123" }`, "--input", `{"prId":1}`, "--audit", log)
 	require.Equal(t, exitSuccess, r.code, r.stderr)
 	raw, err := os.ReadFile(log)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -64,8 +65,10 @@ func TestHostileTablesRun(t *testing.T) {
 	for _, engine := range wgruntime.Engines() {
 		for _, tt := range hostileTables {
 			t.Run(string(engine)+"/"+tt.fixture, func(t *testing.T) {
-				cmd := exec.Command(binary, "run", "--wasm", td(tt.fixture), "--memory-pages", "1",
+				rssFile := filepath.Join(t.TempDir(), "peak-rss")
+				cmd := exec.Command(os.Args[0], binary, "run", "--wasm", td(tt.fixture), "--memory-pages", "1",
 					"--engine", string(engine), "--input", `{}`)
+				cmd.Env = append(os.Environ(), peakRSSEnv+"="+rssFile)
 				var out strings.Builder
 				cmd.Stdout = &out
 				err := cmd.Run()
@@ -85,7 +88,10 @@ func TestHostileTablesRun(t *testing.T) {
 				assert.Contains(t, res.Message, tt.message)
 				assert.Less(t, res.DurationMs, int64(2*hostileTimeoutMs), "duration_ms")
 
-				peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+				raw, err := os.ReadFile(rssFile)
+				require.NoError(t, err)
+				peak, err := strconv.ParseInt(string(raw), 10, 64)
+				require.NoError(t, err)
 				t.Logf("%s in %d ms, peak RSS %d MB", res.Status, res.DurationMs, peak>>20)
 				assert.Less(t, peak, int64(hostileRSSLimit), "peak RSS of wasmgate run: %d MB", peak>>20)
 			})
@@ -150,6 +156,37 @@ func TestHostileTablesServe(t *testing.T) {
 		t.Logf("round %d: 2 x 16 calls at once, peak RSS %d MB", round, peak>>20)
 		assert.Less(t, peak, int64(hostileRSSLimit), "round %d: peak RSS of wasmgate serve: %d MB", round, peak>>20)
 	}
+}
+
+// peakRSSEnv names the file into which the test binary, started as a
+// launcher, writes the peak RSS in bytes of the command it ran.
+const peakRSSEnv = "WASMGATE_TEST_PEAK_RSS_FILE"
+
+// launchMeasuringPeakRSS runs args as a child process with this process's
+// standard streams, writes the child's peak resident set (wait4's
+// ru_maxrss) to file, and returns its exit code.
+//
+// The tests cannot read ru_maxrss of a command they start themselves:
+// Linux keeps a process's high-water mark across execve, and Go starts a
+// child with vfork, sharing the parent's memory until the exec, so the
+// child would report the peak of the test process (hundreds of MB once many
+// in-process tests have run). A launcher that has just started is small,
+// so its child's figure is the command's own peak, or a few MB above it.
+func launchMeasuringPeakRSS(file string, args []string) int {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		fmt.Fprintln(os.Stderr, "launcher:", err)
+		return exitInternal
+	}
+	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	if err := os.WriteFile(file, []byte(strconv.FormatInt(peak, 10)), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "launcher:", err)
+		return exitInternal
+	}
+	return cmd.ProcessState.ExitCode()
 }
 
 // vmHWM reads a live process's peak resident set from /proc.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,12 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 )
 
 // binary is the wasmgate command built once for the tests that run it as a
@@ -26,14 +29,27 @@ var binary string
 var buildTags string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "tool" {
+		// `wasmgate tool run` run in-process starts os.Executable, this
+		// test binary, as its tool side: it would run the tests again.
+		fmt.Fprintln(os.Stderr, "the test binary was started as wasmgate's tool side: run `tool run` with wasmgateProcess")
+		os.Exit(exitInternal)
+	}
+	if out := os.Getenv(peakRSSEnv); out != "" {
+		os.Exit(launchMeasuringPeakRSS(out, os.Args[1:]))
+	}
 	dir, err := os.MkdirTemp("", "wasmgate-test")
 	if err != nil {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "wasmgate")
-	// One compilation cache for every command the tests start: large guests
-	// are compiled once, not once per process.
-	os.Setenv("WASMGATE_CACHE_DIR", filepath.Join(dir, "cache"))
+	// The compilation cache every test binary shares, for every command the
+	// tests start: large guests are compiled once, not once per process.
+	cache := testenv.CacheDir()
+	if cache == "" {
+		cache = "off"
+	}
+	os.Setenv("WASMGATE_CACHE_DIR", cache)
 	build := exec.Command("go", "build", "-tags", buildTags, "-o", binary, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -52,7 +68,40 @@ type runResult struct {
 	stderr string
 }
 
+// wasmgate runs the command in-process, as main does but with stdin and
+// captured streams: what a test of the command line needs, under the race
+// detector with the rest of the test. A test that needs a real process (a
+// signal, ulimit, another process holding a lock, a stdio protocol whose
+// runner starts the binary as its tool side) uses wasmgateProcess.
 func wasmgate(t *testing.T, stdin string, args ...string) runResult {
+	t.Helper()
+	var out, errb syncBuffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return runResult{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// syncBuffer is a bytes.Buffer that, like the standard streams, may be
+// written from several goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// wasmgateProcess runs the built binary as a user would, in a process of
+// its own.
+func wasmgateProcess(t *testing.T, stdin string, args ...string) runResult {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Stdin = strings.NewReader(stdin)

@@ -68,7 +68,7 @@ func TestServeDigestOnly(t *testing.T) {
 func TestToolDigestOnly(t *testing.T) {
 	t.Parallel()
 	tools := td("toolproto/tools")
-	r := wasmgate(t, "", "tool", "run", "text-slug", "--tools", tools, "--json", "--input", `{"title":"Secret Title"}`, "--results", "digest-only")
+	r := wasmgateProcess(t, "", "tool", "run", "text-slug", "--tools", tools, "--json", "--input", `{"title":"Secret Title"}`, "--results", "digest-only")
 	require.Equal(t, 0, r.code, r.stderr)
 	var types []string
 	var result map[string]string
@@ -88,7 +88,7 @@ func TestToolDigestOnly(t *testing.T) {
 	assert.Len(t, result, 1)
 	assert.NotContains(t, strings.ToLower(r.stdout+r.stderr), "secret")
 
-	r = wasmgate(t, "", "tool", "run", "pat-check", "--tools", tools, "--json", "--input", `{"prId":42}`,
+	r = wasmgateProcess(t, "", "tool", "run", "pat-check", "--tools", tools, "--json", "--input", `{"prId":42}`,
 		"--config", `{"azdo.token":"expired-pat"}`, "--results", "digest-only")
 	require.Equal(t, 1, r.code, r.stderr)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")

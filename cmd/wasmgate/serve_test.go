@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 )
 
 // The tests in this file start the real binary with `wasmgate serve` on a
@@ -981,9 +982,7 @@ func TestServeAuthAll(t *testing.T) {
 // running, the rest waiting up to --queue-wait): every call is served,
 // none is refused with 503.
 func TestServeAdmissionUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a load of 2,000 calls (-short skips it)")
-	}
+	testenv.LoadTest(t) // 2,000 calls: make loadtest runs it
 	t.Parallel()
 	// About 10 ms of computation per call on the project's 2-core machine.
 	work := `export const work = { execute: ({ n }) => { let x = 0; for (let i = 0; i < n; i++) { x = (x * 31 + i) | 0; } return { x }; } };`

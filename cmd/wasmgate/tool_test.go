@@ -19,6 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// `wasmgate tool run` starts the binary itself as its tool side and speaks
+// the NDJSON tool protocol with it over stdio, so the tests of tool run and
+// serve-stdio run the built binary (wasmgateProcess, startTool); the others
+// run the command in-process.
+
 // protoTools is the tools directory of the NDJSON tool protocol's tests.
 var protoTools = td(filepath.Join("toolproto", "tools"))
 
@@ -87,7 +92,7 @@ func eventTypes(evs []protoEvent) []string {
 
 func TestToolRunLifecycleJSON(t *testing.T) {
 	t.Parallel()
-	r := wasmgate(t, `{"context":{"toolId":"text-slug","config":{},"workspaceRoot":"/w"},"input":{"title":"Hello, World"}}`,
+	r := wasmgateProcess(t, `{"context":{"toolId":"text-slug","config":{},"workspaceRoot":"/w"},"input":{"title":"Hello, World"}}`,
 		"tool", "run", "text-slug", "--tools", protoTools, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Empty(t, r.stderr)
@@ -138,7 +143,7 @@ func TestToolRunPretty(t *testing.T) {
 			if tt.config != "" {
 				args = append(args, "--config", tt.config)
 			}
-			r := wasmgate(t, "", args...)
+			r := wasmgateProcess(t, "", args...)
 			assert.Equal(t, tt.code, r.code, r.stderr)
 			assert.Equal(t, tt.stdout, r.stdout)
 			// The verdict is for the person, on stderr with the other
@@ -183,7 +188,7 @@ func TestToolRunOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			args := append([]string{"tool", "run", tt.tool, "--tools", protoTools, "--json"}, tt.args...)
-			r := wasmgate(t, tt.stdin, args...)
+			r := wasmgateProcess(t, tt.stdin, args...)
 			assert.Equal(t, 1, r.code, r.stderr)
 			evs := protoEvents(t, r.stdout, tt.tool)
 			assert.Equal(t, tt.types, eventTypes(evs))
@@ -194,7 +199,7 @@ func TestToolRunOutcomes(t *testing.T) {
 
 func TestToolRunANodeToolIsFoundButNotRun(t *testing.T) {
 	t.Parallel()
-	r := wasmgate(t, `{}`, "tool", "run", "hello-node", "--tools", protoTools, "--json")
+	r := wasmgateProcess(t, `{}`, "tool", "run", "hello-node", "--tools", protoTools, "--json")
 	assert.Equal(t, 1, r.code)
 	evs := protoEvents(t, r.stdout, "hello-node")
 	assert.Equal(t, `{"meta":{"name":"Hello Node","version":"0.1.0","runtime":"node"}}`, string(evs[0].Payload))
@@ -203,7 +208,7 @@ func TestToolRunANodeToolIsFoundButNotRun(t *testing.T) {
 
 func TestToolRunStackTraceGoesToStderr(t *testing.T) {
 	t.Parallel()
-	r := wasmgate(t, `{"input":{"title":7}}`, "tool", "run", "text-slug", "--tools", protoTools, "--json")
+	r := wasmgateProcess(t, `{"input":{"title":7}}`, "tool", "run", "text-slug", "--tools", protoTools, "--json")
 	assert.Equal(t, 1, r.code)
 	assert.Regexp(t, `^TypeError: title must be a string\n    at execute \(slug\.js:\d+`, r.stderr)
 	assert.NotContains(t, r.stdout, "slug.js:", "the stack is not in the event")
@@ -211,7 +216,7 @@ func TestToolRunStackTraceGoesToStderr(t *testing.T) {
 
 func TestToolRunPassesConfigToJSTools(t *testing.T) {
 	t.Parallel()
-	r := wasmgate(t, "", "tool", "run", "greeter", "--tools", protoTools, "--json",
+	r := wasmgateProcess(t, "", "tool", "run", "greeter", "--tools", protoTools, "--json",
 		"--input", `{"name":"Ada"}`, "--config", `{"greeting":"Hello","punctuation":"!"}`)
 	require.Equal(t, 0, r.code, r.stderr)
 	evs := protoEvents(t, r.stdout, "greeter")
@@ -221,7 +226,7 @@ func TestToolRunPassesConfigToJSTools(t *testing.T) {
 
 func TestToolRunWasmStderrIsADiagnostic(t *testing.T) {
 	t.Parallel()
-	r := wasmgate(t, `{"input":{"text":7}}`, "tool", "run", "text-stats", "--tools", protoTools, "--json")
+	r := wasmgateProcess(t, `{"input":{"text":7}}`, "tool", "run", "text-stats", "--tools", protoTools, "--json")
 	assert.Equal(t, 1, r.code)
 	evs := protoEvents(t, r.stdout, "text-stats")
 	require.Equal(t, []string{"started", "error"}, eventTypes(evs))
@@ -239,7 +244,7 @@ func TestToolRunInvalidManifests(t *testing.T) {
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
 			t.Parallel()
-			r := wasmgate(t, `{}`, "tool", "run", tt.tool, "--tools", protoTools, "--json")
+			r := wasmgateProcess(t, `{}`, "tool", "run", tt.tool, "--tools", protoTools, "--json")
 			assert.Equal(t, 1, r.code, r.stderr)
 			evs := protoEvents(t, r.stdout, tt.tool)
 			assert.Equal(t, []string{"started", "error"}, eventTypes(evs))
@@ -254,7 +259,7 @@ func TestToolRunGuardrails(t *testing.T) {
 	t.Parallel()
 	t.Run("timeoutMs from the manifest", func(t *testing.T) {
 		t.Parallel()
-		r := wasmgate(t, `{"input":{}}`, "tool", "run", "spin", "--tools", protoTools, "--json")
+		r := wasmgateProcess(t, `{"input":{}}`, "tool", "run", "spin", "--tools", protoTools, "--json")
 		assert.Equal(t, 2, r.code, r.stderr)
 		evs := protoEvents(t, r.stdout, "spin")
 		assert.Equal(t, []string{"started", "error"}, eventTypes(evs))
@@ -263,13 +268,13 @@ func TestToolRunGuardrails(t *testing.T) {
 	})
 	t.Run("timeoutMs from the request's config first", func(t *testing.T) {
 		t.Parallel()
-		r := wasmgate(t, "", "tool", "run", "spin", "--tools", protoTools, "--config", `{"timeoutMs":200}`)
+		r := wasmgateProcess(t, "", "tool", "run", "spin", "--tools", protoTools, "--config", `{"timeoutMs":200}`)
 		assert.Equal(t, 2, r.code, r.stderr)
 		assert.Equal(t, "▶ started spin 1.0.0\n✖ error RUNNER_GUARDRAIL: guardrail timeoutMs: the tool ran longer than 200 ms\n", r.stdout)
 	})
 	t.Run("maxEvents at 10000", func(t *testing.T) {
 		t.Parallel()
-		r := wasmgate(t, `{"input":{"lines":12000}}`, "tool", "run", "chatty", "--tools", protoTools, "--json")
+		r := wasmgateProcess(t, `{"input":{"lines":12000}}`, "tool", "run", "chatty", "--tools", protoTools, "--json")
 		assert.Equal(t, 2, r.code, r.stderr)
 		evs := protoEvents(t, r.stdout, "chatty")
 		require.Len(t, evs, 10001, "the first 10000 events, then the runner's")
@@ -282,19 +287,19 @@ func TestToolRunGuardrails(t *testing.T) {
 	})
 	t.Run("--max-events", func(t *testing.T) {
 		t.Parallel()
-		r := wasmgate(t, `{"input":{"lines":100}}`, "tool", "run", "chatty", "--tools", protoTools, "--json", "--max-events", "50")
+		r := wasmgateProcess(t, `{"input":{"lines":100}}`, "tool", "run", "chatty", "--tools", protoTools, "--json", "--max-events", "50")
 		assert.Equal(t, 2, r.code, r.stderr)
 		evs := protoEvents(t, r.stdout, "chatty")
 		require.Len(t, evs, 51)
 		assert.Equal(t, protoError{Code: "RUNNER_GUARDRAIL", Message: "guardrail maxEvents: the tool side wrote more than 50 events"}, protoLastError(t, evs))
 
-		r = wasmgate(t, `{"input":{"lines":48}}`, "tool", "run", "chatty", "--tools", protoTools, "--json", "--max-events", "50")
+		r = wasmgateProcess(t, `{"input":{"lines":48}}`, "tool", "run", "chatty", "--tools", protoTools, "--json", "--max-events", "50")
 		assert.Equal(t, 0, r.code, "started, 48 logs and the result are 50 events: %s", r.stderr)
 		assert.Len(t, protoEvents(t, r.stdout, "chatty"), 50)
 	})
 	t.Run("maxOutputBytes at 10 MiB", func(t *testing.T) {
 		t.Parallel()
-		r := wasmgate(t, `{"input":{}}`, "tool", "run", "bigout", "--tools", protoTools, "--json")
+		r := wasmgateProcess(t, `{"input":{}}`, "tool", "run", "bigout", "--tools", protoTools, "--json")
 		assert.Equal(t, 2, r.code, r.stderr)
 		evs := protoEvents(t, r.stdout, "bigout")
 		assert.Equal(t, []string{"started", "error"}, eventTypes(evs))
@@ -302,7 +307,7 @@ func TestToolRunGuardrails(t *testing.T) {
 	})
 	t.Run("--max-output-bytes", func(t *testing.T) {
 		t.Parallel()
-		r := wasmgate(t, `{"input":{"lines":100}}`, "tool", "run", "chatty", "--tools", protoTools, "--json", "--max-output-bytes", "2000")
+		r := wasmgateProcess(t, `{"input":{"lines":100}}`, "tool", "run", "chatty", "--tools", protoTools, "--json", "--max-output-bytes", "2000")
 		assert.Equal(t, 2, r.code, r.stderr)
 		evs := protoEvents(t, r.stdout, "chatty")
 		assert.Equal(t, protoError{Code: "RUNNER_GUARDRAIL", Message: "guardrail maxOutputBytes: the tool side wrote more than 2000 bytes to stdout"}, protoLastError(t, evs))
@@ -462,7 +467,7 @@ func TestToolServeStdio(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := wasmgate(t, tt.stdin, "tool", "serve-stdio", tt.tool, "--tools", protoTools)
+			r := wasmgateProcess(t, tt.stdin, "tool", "serve-stdio", tt.tool, "--tools", protoTools)
 			assert.Equal(t, tt.code, r.code, r.stderr)
 			evs := protoEvents(t, r.stdout, tt.tool)
 			assert.Equal(t, tt.types, eventTypes(evs))
@@ -473,7 +478,7 @@ func TestToolServeStdio(t *testing.T) {
 	}
 	t.Run("an audit log that cannot be opened", func(t *testing.T) {
 		t.Parallel()
-		r := wasmgate(t, `{}`, "tool", "serve-stdio", "text-upper", "--tools", protoTools, "--audit", filepath.Join(t.TempDir(), "no", "such", "dir", "a.jsonl"))
+		r := wasmgateProcess(t, `{}`, "tool", "serve-stdio", "text-upper", "--tools", protoTools, "--audit", filepath.Join(t.TempDir(), "no", "such", "dir", "a.jsonl"))
 		assert.Equal(t, 1, r.code, r.stderr)
 		evs := protoEvents(t, r.stdout, "text-upper")
 		p := protoLastError(t, evs)
@@ -487,7 +492,7 @@ func TestToolRunAudit(t *testing.T) {
 	t.Parallel()
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	for range 2 {
-		r := wasmgate(t, "", "tool", "run", "text-upper", "--tools", protoTools, "--input", `{"text":"a"}`, "--audit", log)
+		r := wasmgateProcess(t, "", "tool", "run", "text-upper", "--tools", protoTools, "--input", `{"text":"a"}`, "--audit", log)
 		require.Equal(t, 0, r.code, r.stderr)
 	}
 	r := wasmgate(t, "", "audit", "verify", log)

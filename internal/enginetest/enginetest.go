@@ -81,3 +81,22 @@ func Each(t *testing.T, f func(t *testing.T, e runtime.Engine)) {
 		t.Run(string(name), func(t *testing.T) { f(t, Engine(t, name)) })
 	}
 }
+
+// JSEngines are the engines the tests of JS tools and toolscripts run
+// QuickJS on: every engine of the build, but for wazero's interpreter in a
+// build with the race detector. There QuickJS runs about 50 times slower
+// than without it (a single tool load takes seconds, a load with Node's
+// built-ins over a minute), while the race detector has nothing in it to
+// watch that the compiler's runs do not already cover. The interpreter's
+// JS runs stay in the suite without the race detector (`make
+// test-wasmtime`, and the cross-engine suite there).
+func JSEngines() []runtime.EngineName {
+	var names []runtime.EngineName
+	for _, name := range runtime.Engines() {
+		if testenv.Race && name == runtime.EngineWazeroInterp {
+			continue
+		}
+		names = append(names, name)
+	}
+	return names
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	wgruntime "github.com/wasmgate/wasmgate/runtime"
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 	if _, err := jstool.EngineModule(); err != nil {
 		panic(err.Error() + " (make test fetches it)")
 	}
-	e, err := wgruntime.NewEngine(context.Background(), wgruntime.NewConfig())
+	e, err := wgruntime.NewEngine(context.Background(), enginetest.Config(wgruntime.EngineWazero))
 	if err != nil {
 		panic(err)
 	}

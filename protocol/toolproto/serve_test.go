@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -43,17 +43,9 @@ func wasmTools(t *testing.T, ids map[string]string) string {
 // sharedEngine is one engine for every tool side of the tests: an engine
 // compiles each module once (the QuickJS engine takes seconds under the race
 // detector), and runs each execution in a fresh instance.
-var sharedEngine = func() func(t *testing.T) runtime.Engine {
-	var once sync.Once
-	var engine runtime.Engine
-	var err error
-	return func(t *testing.T) runtime.Engine {
-		t.Helper()
-		once.Do(func() { engine, err = runtime.NewEngine(context.Background(), runtime.NewConfig()) })
-		require.NoError(t, err)
-		return engine
-	}
-}()
+func sharedEngine(t *testing.T) runtime.Engine {
+	return enginetest.Engine(t, runtime.EngineWazero)
+}
 
 // served is what the tool side wrote.
 type served struct {
@@ -300,14 +292,15 @@ func TestServeStartedForAnUnknownTool(t *testing.T) {
 // endless is stdin that ends after n bytes, counting what was read.
 type endless struct{ n, read int }
 
+// spaces is what endless reads, a block at a time (filling 64 MB byte by
+// byte took seconds under the race detector).
+var spaces = bytes.Repeat([]byte{' '}, 64<<10)
+
 func (e *endless) Read(p []byte) (int, error) {
 	if e.read >= e.n {
 		return 0, io.EOF
 	}
-	k := min(len(p), e.n-e.read)
-	for i := range p[:k] {
-		p[i] = ' '
-	}
+	k := copy(p[:min(len(p), e.n-e.read)], spaces)
 	e.read += k
 	return k, nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/wasmgate/wasmgate/internal/testenv"
 )
 
 // The harness runs modules the way the engine will, plain or instrumented,
@@ -59,7 +61,7 @@ type runOpts struct {
 
 // quick tells the long tests to cover less: with -short, and under the
 // race detector, which finds nothing more in the larger sets.
-func quick() bool { return testing.Short() || raceEnabled }
+func quick() bool { return testing.Short() || testenv.Race }
 
 func fixture(t testing.TB, name string) []byte {
 	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", name))

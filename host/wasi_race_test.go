@@ -1,5 +1,0 @@
-//go:build race
-
-package host
-
-const raceEnabled = true

@@ -1,5 +1,0 @@
-//go:build !race
-
-package instrument
-
-const raceEnabled = false
