@@ -24,8 +24,8 @@ import (
 	wgruntime "github.com/wasmgate/wasmgate/runtime"
 )
 
-// toolBundle is the npm package the tests serve, laid out in a tool store
-// as `wasmgate tools add` leaves it.
+// toolBundle is the source of the npm package the tests serve; toolStore
+// lays it out as `wasmgate tools add` leaves it, installed and bundled.
 const toolBundle = `
 export const shout = { execute: ({ s }) => ({ s: s.toUpperCase() + "!" }) };
 export const boom = { execute: () => { throw new Error("boom: " + 42); } };
@@ -36,6 +36,7 @@ export const needsRegion = (env) => {
   if (!env) throw new Error("REGION is required");
   return { execute: () => ({ region: env.REGION }) };
 };
+export const fromEnv = { execute: () => ({ region: process.env.REGION ?? null, frozen: Object.isFrozen(process.env) }) };
 export const broken = (env) => { throw new TypeError(env ? "still broken" : "broken"); };
 export class Klass { execute() { return 1; } }
 export const nested = { default: 1 };
@@ -61,9 +62,14 @@ func toolStore(t *testing.T) jstool.Store {
 	entry := filepath.Join(dir, "acme-tools@1.0.0")
 	pkg := filepath.Join(entry, "node_modules", "acme-tools")
 	require.NoError(t, os.MkdirAll(pkg, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(entry, "bundle.mjs"), []byte(toolBundle), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "index.mjs"), []byte(toolBundle), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(pkg, "package.json"),
-		[]byte(`{"name":"acme-tools","version":"1.0.0","wasmgate":{"limits":{"timeout_ms":300}}}`), 0o644))
+		[]byte(`{"name":"acme-tools","version":"1.0.0","type":"module","main":"index.mjs","wasmgate":{"limits":{"timeout_ms":300}}}`), 0o644))
+	// Bundled as the store bundles what npm installed, Node's globals
+	// included.
+	b, err := jstool.BundlePackage(entry, "acme-tools")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(entry, "bundle.mjs"), b.Source, 0o644))
 	return jstool.Store{Dir: dir}
 }
 
@@ -314,6 +320,8 @@ func TestToolOutcomes(t *testing.T) {
 		{"factory that throws twice", execute("acme-tools", "broken", `{}`), CodeToolInvalid,
 			"the factory gave no tool: called with no argument it threw TypeError: broken; called with the env it threw TypeError: still broken", ""},
 		{"factory that throws without the env", `{"packageName":"acme-tools","version":"1.0.0","name":"needsRegion","env":{"REGION":"eu"}}`, "", "", `{"region":"eu"}`},
+		{"process.env is the request's env", `{"packageName":"acme-tools","version":"1.0.0","name":"fromEnv","env":{"REGION":"eu"}}`, "", "", `{"region":"eu","frozen":true}`},
+		{"process.env without env", execute("acme-tools", "fromEnv", `{}`), "", "", `{"region":null,"frozen":true}`},
 		{"registry action", `{"packageName":"text.slug","name":"any","params":{"title":"A Tale of Two"}}`, "", "", `{"removed":["a","of"],"slug":"tale-two"}`},
 		{"registry executor", `{"packageName":"upper","name":"any","params":{"text":"abc"}}`, "", "", `{"text":"ABC"}`},
 		{"a key a later protocol version adds", `{"packageName":"upper","name":"any","params":{"text":"abc"},"importUrl":"https://esm.sh/x"}`, "", "", `{"text":"ABC"}`},
