@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/wasmgate
 PKGS    := ./...
 
-.PHONY: all build build-wasmtime engine testdata-js test test-short test-wasmtime check demo bench bench-js bench-wasmtime loadtest guests clean
+.PHONY: all build build-wasmtime engine testdata-js test test-short test-wasmtime check demo bench bench-js bench-fuel bench-wasmtime loadtest guests clean
 
 all: build
 
@@ -25,12 +25,16 @@ engine:
 	@bash scripts/fetch-quickjs.sh >/dev/null
 	@GO=$(GO) bash scripts/build-nodelib.sh >/dev/null
 
-# The npm packages the JS tool tests use (the ai package's tool()), pinned
-# by the lock file.
-testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json
+# The npm packages the JS tool tests use (the ai package's tool(), and the
+# compatibility corpus that jstool/compat_test.go runs in wasmgate and in
+# node), each set pinned by its lock file.
+testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json
 
 jstool/testdata/tools/ai/node_modules/.package-lock.json: jstool/testdata/tools/ai/package-lock.json
 	cd jstool/testdata/tools/ai && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
+
+jstool/testdata/compat/node_modules/.package-lock.json: jstool/testdata/compat/package-lock.json
+	cd jstool/testdata/compat && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
 test: engine testdata-js
 	$(GO) test -race -count=1 $(PKGS)
@@ -70,6 +74,12 @@ bench-wasmtime: engine
 # call, and memory per concurrent VM (see docs/BENCHMARKS.md).
 bench-js: engine
 	$(GO) run ./bench/jsbench
+
+# Fuel units per wall-clock second, compiled Wasm guests and JS tools side
+# by side: what the default fuel is sized from (see docs/BENCHMARKS.md,
+# Issue 14).
+bench-fuel: engine
+	$(GO) run ./bench/fuelrate
 
 # The load tests (those named ...UnderLoad, which `go test ./...` skips:
 # 2,000 calls from 32 clients to `wasmgate serve`, the load test harness

@@ -183,10 +183,11 @@ func BundleScript(file string, actions []string) (Bundle, error) {
 
 // ScriptLimits are a script's limits where ScriptOptions.Limits sets none:
 // a script is a program that waits on tools, not a tool, so its budget is
-// generous. Only fuel, time, memory and the size of the result apply.
+// generous: its time, and the fuel that time covers (fuelPerMs). Only fuel,
+// time, memory and the size of the result apply.
 var ScriptLimits = runtime.Limits{
 	TimeoutMs:      30_000,
-	Fuel:           2_000_000_000,
+	Fuel:           30_000 * fuelPerMs,
 	MemoryPages:    1024,
 	MaxOutputBytes: 10 << 20,
 }

@@ -34,10 +34,33 @@ func (e *LoadError) Is(target error) bool {
 	return target == e.Code || target == runtime.ErrNotAdmitted
 }
 
+// fuelPerMs is the fuel a JS budget grants per millisecond of its wall
+// clock: twice what the fastest-burning tool measured (an integer loop,
+// about 6 billion units a second) spends in one (docs/BENCHMARKS.md,
+// Issue 14). Every default JS budget is its timeout times this, so that fuel
+// never stops ordinary work before the wall clock would, while it stays the
+// deterministic stop for runaway code on a machine up to twice as fast.
+const fuelPerMs = 12_000_000
+
 // LoadLimits bound loading a tool (evaluating the engine's setup, the prelude
 // and the tool's top-level code) before its snapshot is taken. Memory is the
 // tool's own memory_pages, so a snapshot always fits the executions.
-var LoadLimits = runtime.Limits{TimeoutMs: 60_000, Fuel: 2_000_000_000}
+var LoadLimits = runtime.Limits{TimeoutMs: 60_000, Fuel: 60_000 * fuelPerMs}
+
+// defaultFuel is a JS tool's fuel where its route, manifest and caller set
+// neither fuel nor time: its default timeout_ms (1 s) of fuel. It is lower
+// than a Wasm module's default because QuickJS, an interpreter, burns fuel
+// at a fraction of compiled code's rate.
+const defaultFuel = 1000 * fuelPerMs
+
+// defaultLimits are a JS tool's limits where its route, manifest and caller
+// set none: runtime.DefaultLimits with QuickJS's fuel, fuelPerMs for each
+// millisecond of whatever timeout_ms applies.
+func defaultLimits() runtime.Limits {
+	d := runtime.DefaultLimits.WithFuelPerMs(fuelPerMs)
+	d.Fuel = defaultFuel
+	return d
+}
 
 // Spec is what Load needs to know about a tool.
 type Spec struct {
@@ -92,7 +115,7 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 		name = "tool.js"
 	}
 	limits := LoadLimits
-	limits.MemoryPages = spec.Manifest.Limits.WithDefaults(runtime.DefaultLimits).MemoryPages
+	limits.MemoryPages = spec.Manifest.Limits.WithDefaults(defaultLimits()).MemoryPages
 	load := host.QuickJSLoad(host.JSTool{Name: name, Source: spec.Bundle.Source, Export: spec.Export})
 	t := &Tool{reactor: reactor, manifest: spec.Manifest, digest: toolDigest(wasm, spec), load: load}
 	snap, out, err := reactor.Snapshot(ctx, nil, runtime.Input{Limits: limits}, runtime.Driver(load))
@@ -149,6 +172,12 @@ func (t *Tool) SnapshotBytes() int { return t.snap.MemoryBytes() }
 // LoadFuel is the fuel loading the tool took (not charged to executions).
 func (t *Tool) LoadFuel() uint64 { return t.loadFuel }
 
+// DefaultLimits are the limits the tool runs under where its route, its
+// manifest and the caller's Input set none. They differ from
+// runtime.DefaultLimits in fuel only; the pipeline resolves a JS tool's
+// limits with these.
+func (t *Tool) DefaultLimits() runtime.Limits { return defaultLimits() }
+
 // Execute implements the pipeline's Executor: one execution, without an
 // env.
 func (t *Tool) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
@@ -197,7 +226,8 @@ func WithObserver(ctx context.Context, o Observer) context.Context {
 // output is the Outcome's Stderr; the Observer ctx carries (WithObserver)
 // sees it as it is written.
 func (t *Tool) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte) (runtime.Outcome, error) {
-	lim := in.Limits.WithDefaults(runtime.DefaultLimits)
+	lim := in.Limits.WithDefaults(defaultLimits())
+	in.Limits = lim
 	obs, _ := ctx.Value(observerKey{}).(Observer)
 	var res host.JSResult
 	drive := host.QuickJSRun(t.entry, host.JSCall{Input: in.Bytes, Env: env, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes), Log: obs.Log}, &res)
@@ -217,7 +247,7 @@ func (t *Tool) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte)
 // the same output as Execute (FuelUsed includes loading) and exists to
 // measure what the snapshot saves.
 func (t *Tool) ExecuteCold(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
-	lim := in.Limits.WithDefaults(runtime.DefaultLimits)
+	lim := in.Limits.WithDefaults(defaultLimits())
 	var res host.JSResult
 	drive := func(ctx context.Context, inst host.Instance) ([]byte, error) {
 		out, err := t.load(ctx, inst)
@@ -231,6 +261,7 @@ func (t *Tool) ExecuteCold(ctx context.Context, in runtime.Input) (runtime.Outco
 		return host.QuickJSRun(entry, host.JSCall{Input: in.Bytes, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)}, &res)(ctx, inst)
 	}
 	cold := in
+	cold.Limits = lim
 	cold.Limits.Fuel = lim.Fuel + LoadLimits.Fuel
 	cold.Limits.TimeoutMs = lim.TimeoutMs + LoadLimits.TimeoutMs
 	out, err := t.reactor.Run(ctx, nil, cold, drive)

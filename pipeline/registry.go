@@ -186,8 +186,24 @@ func (r *Registry) resolve(action string) (Executor, runtime.Limits, *refusal) {
 			}
 		}
 	}
-	limits := route.Limits.WithDefaults(m.Limits).WithDefaults(runtime.DefaultLimits)
+	limits := route.Limits.WithDefaults(m.Limits).WithDefaults(defaultLimits(slot.exec))
 	return slot.exec, limits, nil
+}
+
+// defaulter is an Executor with defaults of its own for the limits its route
+// and manifest leave unset: a JS tool, whose default fuel is sized for
+// QuickJS rather than for compiled code.
+type defaulter interface {
+	DefaultLimits() runtime.Limits
+}
+
+// defaultLimits are the limits exec runs under where its route and manifest
+// set none.
+func defaultLimits(exec Executor) runtime.Limits {
+	if d, ok := exec.(defaulter); ok {
+		return d.DefaultLimits()
+	}
+	return runtime.DefaultLimits
 }
 
 // Problems lists, for every action, why requests to it would be blocked

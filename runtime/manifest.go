@@ -38,6 +38,10 @@ type Limits struct {
 
 	// zero marks the fields set to zero on purpose.
 	zero zeroLimits
+	// fuelPerMs, in a set of defaults (WithFuelPerMs), is the fuel they
+	// give a limit whose fuel is unset for each millisecond of its
+	// timeout_ms.
+	fuelPerMs uint64
 }
 
 // zeroLimits is a set of the limits that can be zero.
@@ -169,22 +173,43 @@ func (l Limits) MarshalJSON() ([]byte, error) {
 }
 
 // DefaultLimits are the limits of an executor that sets none: the figures of
-// the reference manifest in DESIGN.md.
+// the reference manifest in DESIGN.md, but for fuel. An unset fuel covers
+// whatever timeout_ms applies, with margin, so that fuel never stops
+// ordinary work before the wall clock would: defaultFuelPerMs for each of its
+// milliseconds (60 billion at the default 1 s).
 var DefaultLimits = Limits{
 	TimeoutMs:       1000,
 	MaxPayloadBytes: 65536,
 	MaxDepth:        16,
 	MaxListItems:    1000,
-	Fuel:            50_000_000,
+	Fuel:            1000 * defaultFuelPerMs,
 	MemoryPages:     256,
 	MaxOutputBytes:  65536,
+}.WithFuelPerMs(defaultFuelPerMs)
+
+// defaultFuelPerMs is a compiled guest's default fuel per millisecond of its
+// timeout: twice what the fastest-burning compiled guest measured (a tight
+// loop, about 29 billion units a second on wazero's compiler) spends in one;
+// most code burns 2 to 14 billion a second, so the clock stops it first
+// (docs/BENCHMARKS.md, Issue 14). A JS tool has a lower rate of its own
+// (jstool), as QuickJS burns fuel more slowly.
+const defaultFuelPerMs = 60_000_000
+
+// WithFuelPerMs returns l, as a set of defaults, giving a limit whose fuel
+// is unset perMs units of fuel for each millisecond of the timeout_ms it
+// resolves to (WithDefaults), instead of l's own Fuel: a caller that raises
+// only the time limit gets the fuel that time covers.
+func (l Limits) WithFuelPerMs(perMs uint64) Limits {
+	l.fuelPerMs = perMs
+	return l
 }
 
 // MaxMemoryPages is the most a 32-bit memory can hold (4 GiB).
 const MaxMemoryPages = 65536
 
 // WithDefaults returns l with every unset field taken from d (a field set
-// to zero on purpose is set).
+// to zero on purpose is set). An unset fuel is d's fuel per millisecond of
+// the resulting timeout_ms where d has one (WithFuelPerMs), else d's Fuel.
 func (l Limits) WithDefaults(d Limits) Limits {
 	if l.TimeoutMs == 0 {
 		l.TimeoutMs = d.TimeoutMs
@@ -202,6 +227,12 @@ func (l Limits) WithDefaults(d Limits) Limits {
 	}
 	if l.Fuel == 0 {
 		l.Fuel = d.Fuel
+		if d.fuelPerMs != 0 && l.TimeoutMs > 0 {
+			l.Fuel = uint64(l.TimeoutMs) * d.fuelPerMs
+		}
+	}
+	if l.fuelPerMs == 0 {
+		l.fuelPerMs = d.fuelPerMs
 	}
 	if l.MemoryPages == 0 {
 		l.MemoryPages = d.MemoryPages

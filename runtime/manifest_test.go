@@ -34,6 +34,14 @@ func TestLimitsZeroMeansZero(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, DefaultLimits, m.Limits.WithDefaults(DefaultLimits))
 
+	// An unset fuel is what the timeout that applies covers.
+	assert.Equal(t, uint64(60_000_000_000), DefaultLimits.Fuel)
+	assert.Equal(t, uint64(5000*defaultFuelPerMs), Limits{TimeoutMs: 5000}.WithDefaults(DefaultLimits).Fuel)
+	assert.Equal(t, uint64(5000*defaultFuelPerMs), Limits{}.WithDefaults(Limits{TimeoutMs: 5000}).WithDefaults(DefaultLimits).Fuel)
+	assert.Equal(t, uint64(3), Limits{TimeoutMs: 5000, Fuel: 3}.WithDefaults(DefaultLimits).Fuel)
+	assert.Equal(t, uint64(8), Limits{TimeoutMs: 5000}.WithDefaults(Limits{Fuel: 8}).WithDefaults(DefaultLimits).Fuel,
+		"a fuel from a layer above the defaults is kept")
+
 	for name, want := range map[string]string{
 		"timeout_ms":        "limits.timeout_ms cannot be 0: it would admit nothing (leave it out for the default)",
 		"max_payload_bytes": "limits.max_payload_bytes cannot be 0",

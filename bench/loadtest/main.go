@@ -65,9 +65,9 @@ const (
 // serverLimits are the limits `wasmgate serve` gives an npm tool whose
 // manifest sets none (at its default --max-execution-time and
 // --max-body-bytes), so that the in-process path runs the tool as the
-// server does.
+// server does (fuel unset: a JS tool's default covers its timeout).
 var serverLimits = runtime.Limits{
-	TimeoutMs: 60_000, Fuel: 20_000_000_000, MemoryPages: 1024,
+	TimeoutMs: 60_000, MemoryPages: 1024,
 	MaxPayloadBytes: 10 << 20, MaxOutputBytes: 10 << 20, MaxDepth: 64, MaxListItems: 100_000,
 }
 

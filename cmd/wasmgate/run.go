@@ -46,7 +46,7 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	fs.Int64Var(&f.limits.TimeoutMs, "timeout-ms", 0, "wall-clock limit in milliseconds (default: manifest, else 1000)")
 	fs.Var(uint32Flag{&f.limits.MemoryPages}, "memory-pages", "memory limit in 64 KiB pages (default: manifest, else 256)")
 	fs.Int64Var(&f.limits.MaxPayloadBytes, "max-payload-bytes", 0, "limit on canonical input and output bytes (default: manifest, else 65536)")
-	fs.Uint64Var(&f.limits.Fuel, "fuel", 0, "instruction budget (default: manifest, else 50000000)")
+	fs.Uint64Var(&f.limits.Fuel, "fuel", 0, "instruction budget (default: manifest, else what the time limit covers: 60000000 a millisecond for a Wasm module, 12000000 for a JS tool, about 2x what the fastest code burns)")
 	fs.IntVar(&f.limits.MaxDepth, "max-depth", 0, "JSON nesting limit (default: manifest, else 16)")
 	fs.IntVar(&f.limits.MaxListItems, "max-list-items", 0, "longest-list limit (default: manifest, else 1000)")
 	fs.Int64Var(&f.limits.MaxOutputBytes, "max-output-bytes", 0, "output size limit (default: manifest, else 65536)")

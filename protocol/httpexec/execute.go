@@ -633,11 +633,11 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeli
 // manifest's, and for every field it leaves unset, a wall-clock limit of
 // the server's execution time and room for the request body the server
 // accepts. They are the route's limits, so they take precedence over the
-// manifest's exactly where the manifest is silent.
+// manifest's exactly where the manifest is silent. Fuel stays unset unless
+// the manifest sets it: a JS tool's default fuel covers its timeout.
 func (c *toolCache) toolLimits(m wgruntime.Limits) wgruntime.Limits {
 	return m.WithDefaults(wgruntime.Limits{
 		TimeoutMs: c.cfg.MaxExecutionTime.Milliseconds(),
-		Fuel:      20_000_000_000,
 		// 64 MiB.
 		MemoryPages: 1024,
 		// Checked on the output too.

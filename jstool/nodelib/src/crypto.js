@@ -3,7 +3,8 @@
 // faster than JavaScript in the engine), random bytes from the execution's
 // deterministic stream (seeded from the input digest, like Math.random),
 // and the Web Crypto API's getRandomValues, randomUUID and subtle.digest.
-// Ciphers, signatures and key generation are not available.
+// Secret KeyObjects for the HMACs; ciphers, signatures and key generation
+// are not available.
 const bridge = globalThis[Symbol.for("wasmgate.node")];
 const { Buffer } = require("node:buffer");
 const { invalidArgType, outOfRange, unavailable } = require("wasmgate:internal/errors");
@@ -77,7 +78,7 @@ class Hmac {
   constructor(algorithm, key, _options) {
     this._alg = hashName(algorithm);
     if (key === null || key === undefined) throw invalidArgType("key", "of type string or an instance of ArrayBuffer, Buffer, TypedArray, DataView, KeyObject, or CryptoKey", key);
-    this._key = key && key._secret !== undefined ? key._secret : latin1(key, undefined, "key");
+    this._key = key instanceof KeyObject ? secretOf(key, "key") : latin1(key, undefined, "key");
     this._parts = [];
     this._done = false;
   }
@@ -91,6 +92,46 @@ class Hmac {
     this._done = true;
     return output(bridge.hmac(this._alg, this._key, this._parts.join("")), encoding);
   }
+}
+
+// KeyObject: secret keys only, which HMACs take (jsonwebtoken wraps every
+// secret in one); asymmetric keys need the ciphers the sandbox lacks.
+const secrets = new WeakMap();
+function secretOf(key, name) {
+  const s = secrets.get(key);
+  if (s === undefined) throw invalidArgType(name, "a secret KeyObject", key);
+  return s;
+}
+class KeyObject {
+  constructor(type, handle) {
+    if (type !== "secret" || typeof handle !== "string") {
+      const e = new TypeError("Invalid key object type " + String(type) + ", expected secret.");
+      e.code = "ERR_INVALID_ARG_VALUE";
+      throw e;
+    }
+    secrets.set(this, handle);
+  }
+  get type() { return "secret"; }
+  get symmetricKeySize() { return secretOf(this, "this").length; }
+  get asymmetricKeyType() { return undefined; }
+  get asymmetricKeyDetails() { return undefined; }
+  export(options) {
+    const b = Buffer.from(bridge.fromLatin1(secretOf(this, "this")).buffer);
+    if (options && options.format === "jwk") return { kty: "oct", k: b.toString("base64url") };
+    return b;
+  }
+  equals(other) {
+    if (!(other instanceof KeyObject)) throw invalidArgType("otherKeyObject", "an instance of KeyObject", other);
+    const a = secretOf(this, "this"), b = secretOf(other, "otherKeyObject");
+    return a.length === b.length && timingSafeEqual(Buffer.from(a, "latin1"), Buffer.from(b, "latin1"));
+  }
+}
+Object.defineProperty(KeyObject.prototype, Symbol.toStringTag, { value: "KeyObject" });
+function createSecretKey(key, encoding) {
+  if (typeof key !== "string" && !ArrayBuffer.isView(key) && !(key instanceof ArrayBuffer)) {
+    throw invalidArgType("key", "of type string or an instance of ArrayBuffer, Buffer, TypedArray, or DataView", key);
+  }
+  return new KeyObject("secret", latin1(key, encoding, "key"));
 }
 
 function createHash(algorithm, options) { return new Hash(algorithm, options); }
@@ -227,13 +268,13 @@ for (const name of ["createCipheriv", "createDecipheriv", "createSign", "createV
   "createDiffieHellman", "createDiffieHellmanGroup", "getDiffieHellman", "generateKeyPair", "generateKeyPairSync",
   "generateKey", "generateKeySync", "generatePrime", "generatePrimeSync", "checkPrime", "checkPrimeSync",
   "publicEncrypt", "publicDecrypt", "privateEncrypt", "privateDecrypt", "sign", "verify", "scrypt", "scryptSync",
-  "pbkdf2", "pbkdf2Sync", "hkdf", "hkdfSync", "createPublicKey", "createPrivateKey", "createSecretKey",
+  "pbkdf2", "pbkdf2Sync", "hkdf", "hkdfSync", "createPublicKey", "createPrivateKey",
   "diffieHellman", "secureHeapUsed", "setEngine", "setFips"]) {
   unavailableFns[name] = function () { throw unavailable("crypto." + name + "()"); };
 }
 
 module.exports = Object.assign(unavailableFns, {
-  createHash, createHmac, hash, Hash, Hmac,
+  createHash, createHmac, hash, Hash, Hmac, KeyObject, createSecretKey,
   getHashes: () => HASHES.slice(),
   getCiphers: () => [],
   getCurves: () => [],
