@@ -558,7 +558,7 @@ func (vm jsVM) runJobs(ctx context.Context) error {
 // preludeFns are the handles of the prelude's functions (its completion
 // value, in this order), and of undefined.
 type preludeFns struct {
-	load, run, take, script, main, attach, tick, init uint32
+	load, run, take, script, main, attach, tick, init, program uint32
 	// undefined, yes and no are the engine's undefined, true and false,
 	// kept for the life of the engine.
 	undefined, yes, no uint32
@@ -605,7 +605,7 @@ func (vm jsVM) boot(ctx context.Context) (p preludeFns, err error) {
 	if err != nil {
 		return p, fmt.Errorf("quickjs: the prelude failed: %w", err)
 	}
-	for i, h := range []*uint32{&p.load, &p.run, &p.take, &p.script, &p.main, &p.attach, &p.tick, &p.init} {
+	for i, h := range []*uint32{&p.load, &p.run, &p.take, &p.script, &p.main, &p.attach, &p.tick, &p.init, &p.program} {
 		if *h, err = vm.call(ctx, "qjs_get_prop_uint32", uint64(all), uint64(i)); err != nil {
 			return p, err
 		}
@@ -696,7 +696,7 @@ func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, 
 		if err != nil {
 			return nil, err
 		}
-		if err := vm.free(ctx, p.script, p.main); err != nil {
+		if err := vm.free(ctx, p.script, p.main, p.program); err != nil {
 			return nil, err
 		}
 		entry := JSEntry{run: p.run, take: p.take, tick: p.tick, undefined: p.undefined, yes: p.yes, no: p.no}

@@ -4,10 +4,12 @@
 // the Node built-ins their bridge to the host, and holds the protocol the
 // host drives: init(nodeFunction), load(namespacePromise, exportName),
 // run(request), take(), attach(logFunction), tick(), and for scripts
-// (wasmgate script) script(call, write, seed) and main(namespace).
+// (wasmgate script) script(call, write, seed) and main(namespace), and for
+// programs (wasmgate node) program(write, exit, argv, stdin, seed).
 //
 // Its completion value is [load, run, take, script, main, attach, tick,
-// init]; the host keeps those functions and nothing else from this file.
+// init, program]; the host keeps those functions and nothing else from this
+// file.
 (() => {
   "use strict";
 
@@ -487,6 +489,10 @@
     stdio(fd) { if (stdio === null) stdio = toolStdio(); return stdio[fd]; },
     stderr(text) { bridge.stdio(2).write(text); },
     exit(code) { return exitImpl(code === undefined ? exitCode : code); },
+    // program is null in a tool's engine; under wasmgate node it is
+    // { stdin, write(fd, chunk), onExit(fn) } (see program below), from
+    // which node:process makes its real streams.
+    program: () => programIO,
   });
   Object.defineProperty(globalThis, Symbol.for("wasmgate.node"), {
     value: bridge, writable: false, configurable: false, enumerable: false,
@@ -708,5 +714,70 @@
     }).then(done, fail);
   }
 
-  return [load, run, take, script, main, attach, tick, init];
+  // ---- programs --------------------------------------------------------------
+  // A program (wasmgate node) runs once, in a fresh engine, as node runs a
+  // file: what it writes to process.stdout and process.stderr (and the
+  // console) reaches the host as it is written, through the host function
+  // write(fd, kind, data) (kind "s": data is the text; "b": data is bytes, a
+  // byte a character); process.stdin holds the bytes the host read before
+  // the start; and the run ends when nothing is left to run (no job, no
+  // immediate, no ref'd timer) or at process.exit. exit(code) is a host
+  // function that stops the engine: nothing of the program runs after it,
+  // whatever it catches.
+  let programIO = null;
+  function program(write, hostExit, argvJSON, stdinBytes, seedHex) {
+    seed(seedHex);
+    settledStops = false;
+    argv = Object.freeze(JSON.parse(argvJSON));
+    const put = (fd, chunk) => {
+      if (typeof chunk === "string") { write(fd, "s", chunk); return; }
+      const u8 = chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      write(fd, "b", toLatin1(u8));
+    };
+    let exitHook = null, exiting = false;
+    programIO = Object.freeze({
+      stdin: stdinBytes,
+      write: put,
+      onExit(fn) { exitHook = fn; },
+    });
+    const writeTo = (fd) => function (...args) { put(fd, args.map(show).join(" ") + "\n"); };
+    console.log = console.info = console.debug = writeTo("1");
+    console.warn = console.error = console.trace = writeTo("2");
+    const rawWriter = (fd) => ({ write(text) { put(fd, text); return true; } });
+    stdio = [noStdin, rawWriter("1"), rawWriter("2")];
+    // As Node's process.exit: the code becomes process.exitCode, the
+    // "exit" listeners run once (and may change it), then the process ends.
+    exitImpl = (code) => {
+      if (code !== undefined) bridge.setExitCode(code);
+      if (!exiting) {
+        exiting = true;
+        if (exitHook !== null) {
+          try { exitHook(exitCode === undefined ? 0 : Number(exitCode)); } catch (e) { uncaught(e); }
+        }
+      }
+      hostExit(String(exitCode === undefined ? 0 : Number(exitCode) & 255));
+      throw new Error("process.exit"); // not reached: the host stopped the engine
+    };
+    // An uncaught exception prints as Node prints it (the stack, which
+    // starts with "Name: message") and ends the program with status 1.
+    let failing = false;
+    uncaught = (e) => {
+      if (failing) { hostExit("7"); return; } // Node's status when handling an exception fails
+      failing = true;
+      put("2", "\n" + (e instanceof Error ? describe(e) : show(e)) + "\n");
+      exitCode = 1;
+      if (!exiting && exitHook !== null) {
+        exiting = true;
+        try { exitHook(1); } catch (_) { /* the status stays 1 */ }
+      }
+      hostExit("1");
+    };
+    // start settles the module: what it throws, or its top-level await
+    // rejects with, is uncaught. finish ends a program that ran out of work.
+    function start(namespace) { namespace.then(undefined, (e) => uncaught(e)); }
+    function finish() { exitImpl(undefined); }
+    return [start, finish];
+  }
+
+  return [load, run, take, script, main, attach, tick, init, program];
 })();

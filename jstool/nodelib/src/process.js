@@ -46,6 +46,201 @@ function denied(what) {
   return function () { throw bridge.accessDenied("process." + what + "()"); };
 }
 
+// Under wasmgate node (bridge.program() is set) the streams are real:
+// stdout and stderr write through to the host as they are written, stdin
+// reads the bytes the host read before the start. In a tool they are the
+// bridge's (its log, and no stdin).
+const io = bridge.program();
+const CHUNK = 65536; // what Node reads from a pipe at a time
+// Through globalThis: naming Buffer would bring node:buffer into every
+// bundle that names process (a program's bundle always has it).
+const buffer = () => globalThis.Buffer;
+const immediate = globalThis.setImmediate;
+
+function toChunk(bytes, enc) {
+  // bytes: a latin1 string (a character per byte).
+  if (enc === null) return typeof buffer() === "function" ? buffer().from(bytes, "latin1") : bridge.fromLatin1(bytes);
+  if (enc === "latin1" || enc === "binary") return bytes;
+  if (enc === "utf8" || enc === "utf-8") return new TextDecoder().decode(bridge.fromLatin1(bytes));
+  return buffer().from(bytes, "latin1").toString(enc);
+}
+
+class WriteStream extends EventEmitter {
+  constructor(fd) {
+    super();
+    this.fd = fd;
+    this.isTTY = false;
+    this.writable = true;
+    this.writableEnded = false;
+    this.writableFinished = false;
+    this.writableLength = 0;
+    this.writableHighWaterMark = 16384;
+    this.writableNeedDrain = false;
+    this.writableObjectMode = false;
+    this.writableCorked = 0;
+    this.destroyed = false;
+    this._encoding = "utf8";
+  }
+  write(chunk, encoding, cb) {
+    if (typeof encoding === "function") { cb = encoding; encoding = undefined; }
+    if (typeof chunk === "string") {
+      const enc = encoding || this._encoding;
+      if (enc !== "utf8" && enc !== "utf-8" && typeof buffer() === "function") chunk = buffer().from(chunk, enc);
+    } else if (!(chunk instanceof Uint8Array)) {
+      throw invalidArgType("chunk", "of type string or an instance of Buffer or Uint8Array", chunk);
+    }
+    if (this.writableEnded) {
+      const e = new Error("write after end");
+      e.code = "ERR_STREAM_WRITE_AFTER_END";
+      bridge.nextTick((err) => { if (typeof cb === "function") cb(err); this.emit("error", err); }, [e]);
+      return false;
+    }
+    io.write(String(this.fd), chunk);
+    if (typeof cb === "function") bridge.nextTick(cb, [null]);
+    return true;
+  }
+  end(chunk, encoding, cb) {
+    if (typeof chunk === "function") { cb = chunk; chunk = undefined; }
+    else if (typeof encoding === "function") { cb = encoding; encoding = undefined; }
+    if (chunk !== undefined && chunk !== null) this.write(chunk, encoding);
+    if (!this.writableEnded) {
+      this.writableEnded = true;
+      bridge.nextTick(() => { this.writableFinished = true; this.emit("finish"); }, []);
+    }
+    if (typeof cb === "function") bridge.nextTick(cb, []);
+    return this;
+  }
+  cork() { this.writableCorked++; }
+  uncork() { if (this.writableCorked > 0) this.writableCorked--; }
+  setDefaultEncoding(enc) { this._encoding = enc; return this; }
+  destroy() { this.destroyed = true; return this; }
+  getColorDepth() { return 1; }
+  hasColors() { return false; }
+  getWindowSize() { return [80, 24]; }
+}
+
+class ReadStream extends EventEmitter {
+  constructor(bytes) {
+    super();
+    this.fd = 0;
+    this.isTTY = false;
+    this.readable = true;
+    this.readableEnded = false;
+    this.destroyed = false;
+    this._bytes = bytes;
+    this._pos = 0;
+    this._enc = null;
+    this._flowing = null;
+    this._scheduled = false;
+    this._ending = false;
+  }
+  get readableFlowing() { return this._flowing; }
+  get readableEncoding() { return this._enc; }
+  get readableLength() { return this._bytes.length - this._pos; }
+  setEncoding(enc) {
+    enc = String(enc).toLowerCase();
+    this._enc = enc === "utf-8" ? "utf8" : enc;
+    return this;
+  }
+  // _next takes the next chunk (at most CHUNK bytes, never half a UTF-8
+  // character when decoding it), null at the end.
+  _next(max) {
+    const left = this._bytes.length - this._pos;
+    if (left === 0) return null;
+    let n = Math.min(left, max === undefined ? CHUNK : max);
+    if (this._enc === "utf8") {
+      while (n < left && n > 0 && (this._bytes.charCodeAt(this._pos + n) & 0xc0) === 0x80) n--;
+      if (n === 0) n = Math.min(left, max === undefined ? CHUNK : max);
+    }
+    const bytes = this._bytes.slice(this._pos, this._pos + n);
+    this._pos += n;
+    return toChunk(bytes, this._enc);
+  }
+  _end() {
+    if (this._ending) return;
+    this._ending = true;
+    bridge.nextTick(() => {
+      this.readableEnded = true;
+      this.readable = false;
+      this.emit("end");
+      this.emit("close");
+    }, []);
+  }
+  _schedule() {
+    if (this._scheduled) return;
+    this._scheduled = true;
+    immediate(() => {
+      this._scheduled = false;
+      this._flow();
+    });
+  }
+  _flow() {
+    if (this.listenerCount("readable") > 0 && this._flowing !== true) {
+      this.emit("readable");
+      if (this._pos < this._bytes.length) this._schedule();
+      else this._end();
+      return;
+    }
+    while (this._flowing === true) {
+      const c = this._next();
+      if (c === null) { this._end(); return; }
+      this.emit("data", c);
+    }
+  }
+  on(event, fn) {
+    super.on(event, fn);
+    if (event === "data" && this._flowing !== false) this.resume();
+    else if (event === "readable") { this._flowing = false; this._schedule(); }
+    return this;
+  }
+  addListener(event, fn) { return this.on(event, fn); }
+  once(event, fn) {
+    const w = (...args) => { this.removeListener(event, w); fn.apply(this, args); };
+    w.listener = fn;
+    return this.on(event, w);
+  }
+  resume() { this._flowing = true; this._schedule(); return this; }
+  pause() { this._flowing = false; return this; }
+  isPaused() { return this._flowing === false; }
+  read(n) {
+    if (this._pos >= this._bytes.length) { this._end(); return null; }
+    if (n === undefined) n = this._bytes.length - this._pos;
+    return this._next(n);
+  }
+  pipe(dest, opts) {
+    this.on("data", (c) => dest.write(c));
+    if (!(opts && opts.end === false) && dest !== process.stdout && dest !== process.stderr) this.on("end", () => dest.end());
+    if (typeof dest.emit === "function") dest.emit("pipe", this);
+    return dest;
+  }
+  unpipe() { return this; }
+  unshift(chunk) {
+    const s = typeof chunk === "string" ? bridge.toLatin1(new TextEncoder().encode(chunk)) : bridge.toLatin1(chunk);
+    this._bytes = s + this._bytes.slice(this._pos);
+    this._pos = 0;
+  }
+  destroy() { this.destroyed = true; this._flowing = false; return this; }
+  setRawMode() { return this; }
+  ref() { return this; }
+  unref() { return this; }
+  async *[Symbol.asyncIterator]() {
+    this._flowing = true;
+    for (;;) {
+      const c = this._next();
+      if (c === null) break;
+      yield c;
+    }
+    this._end();
+  }
+}
+
+let streams = null;
+function programStream(fd) {
+  if (streams === null) streams = [new ReadStream(io.stdin), new WriteStream(1), new WriteStream(2)];
+  return streams[fd];
+}
+const stdio = io === null ? (fd) => bridge.stdio(fd) : programStream;
+
 Object.defineProperties(process, {
   env: { get: () => bridge.env(), set() {}, enumerable: true, configurable: true },
   argv: { get: () => bridge.argv(), set() {}, enumerable: true, configurable: true },
@@ -54,9 +249,9 @@ Object.defineProperties(process, {
     set(v) { bridge.setExitCode(v); },
     enumerable: true, configurable: true,
   },
-  stdout: { get: () => bridge.stdio(1), enumerable: true, configurable: true },
-  stderr: { get: () => bridge.stdio(2), enumerable: true, configurable: true },
-  stdin: { get: () => bridge.stdio(0), enumerable: true, configurable: true },
+  stdout: { get: () => stdio(1), enumerable: true, configurable: true },
+  stderr: { get: () => stdio(2), enumerable: true, configurable: true },
+  stdin: { get: () => stdio(0), enumerable: true, configurable: true },
 });
 Object.assign(process, {
   title: "node",
@@ -103,4 +298,5 @@ Object.assign(process, {
   hasUncaughtExceptionCaptureCallback: () => false,
   setSourceMapsEnabled() {},
 });
+if (io !== null) io.onExit((code) => process.emit("exit", code));
 module.exports = process;

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/protocol/toolproto"
+)
+
+func nodeCLI(name string) string { return td(filepath.Join("nodecli", name)) }
+
+// nodeCLICases are the command-line tools of testdata/nodecli, each with
+// its stdin, arguments and the exit status both node and wasmgate node give.
+var nodeCLICases = []struct {
+	name, file, stdin string
+	args              []string
+	code              int
+	// uncaught: the program ends in an uncaught exception, whose stderr
+	// is compared by its "Name: message" line only (Node prints the
+	// source line and its own frames and version around it).
+	uncaught bool
+}{
+	{name: "data and end events", file: "double.js", stdin: `{"numbers":[1,2,3.5]}`},
+	{name: "async iteration, NDJSON out", file: "ndjson.mjs", stdin: "{\"id\":1,\"name\":\"ab\"}\n{\"id\":2,\"name\":\"çé\"}\n"},
+	{name: "process.exit in a timer", file: "exit_in_callback.js", code: 4},
+	{name: "uncaught exception", file: "uncaught.js", stdin: `{"items":3}`, code: 1, uncaught: true},
+	{name: "readable and read()", file: "readable.js", stdin: "the cat The dog\n"},
+	{name: "partial writes", file: "partial_writes.js"},
+	{name: "stderr and exitCode", file: "stderr_mix.js", code: 2},
+	{name: "require and node_modules", file: "wc/cli.js", stdin: "hello world\nsecond line ✓\n"},
+	{name: "ES module imports", file: "shapes.mjs", stdin: `[{"kind":"square","side":3},{"kind":"rect","w":2,"h":5}]`},
+	{name: "process.exit in a catch", file: "shapes.mjs", stdin: `[{"kind":"circle"}]`, code: 3},
+	{name: "exit listeners", file: "exit_event.js", stdin: `{"n":12}`, code: 5},
+	{name: "argv flags", file: "args.js", stdin: `{"words":["a","b"]}`, args: []string{"--upper", "--sep", "-"}},
+	{name: "argv and exitCode 1", file: "args.js", stdin: `{"words":[]}`, code: 1},
+	{name: "event loop order", file: "order.js"},
+	{name: "stdin never read", file: "no_stdin.js", args: []string{"12"}},
+}
+
+// errorLine is the first "Name: message" line of an uncaught exception's
+// report.
+var errorLine = regexp.MustCompile(`(?m)^[A-Za-z]*Error: .*$`)
+
+// TestNodeMatchesNode runs each tool under wasmgate node and, when node is
+// on PATH, under node, with the same stdin and arguments: the same stdout,
+// stderr and exit status (for an uncaught exception, the same
+// "Name: message" line of stderr).
+func TestNodeMatchesNode(t *testing.T) {
+	nodeBin, _ := exec.LookPath("node")
+	for _, c := range nodeCLICases {
+		t.Run(c.name, func(t *testing.T) {
+			got := wasmgate(t, c.stdin, append([]string{"node", nodeCLI(c.file)}, c.args...)...)
+			require.Equal(t, c.code, got.code, "stderr: %s", got.stderr)
+			if c.uncaught {
+				assert.Regexp(t, errorLine, got.stderr)
+			}
+			if nodeBin == "" {
+				return
+			}
+			cmd := exec.Command(nodeBin, append([]string{nodeCLI(c.file)}, c.args...)...)
+			cmd.Stdin = strings.NewReader(c.stdin)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			code := 0
+			var ee *exec.ExitError
+			if err := cmd.Run(); errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, code, got.code, "exit status")
+			assert.Equal(t, out.String(), got.stdout, "stdout")
+			if c.uncaught {
+				assert.Equal(t, errorLine.FindString(errb.String()), errorLine.FindString(got.stderr), "stderr's error line")
+			} else {
+				assert.Equal(t, errb.String(), got.stderr, "stderr")
+			}
+		})
+	}
+}
+
+// TestNodeStreamsAsWritten: what a program writes reaches stdout while it
+// still runs. The program writes a line and then never ends; the line is
+// read from the pipe before the run is stopped.
+func TestNodeStreamsAsWritten(t *testing.T) {
+	prog := writeFile(t, "forever.js", `process.stdout.write("first\n"); for (;;) {}`)
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errb syncBuffer
+	done := make(chan int)
+	go func() {
+		code := run(ctx, []string{"node", "--fuel", "1000000000000", "--timeout-ms", "600000", prog}, strings.NewReader(""), pw, &errb)
+		pw.Close()
+		done <- code
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "first\n", line)
+	select {
+	case code := <-done:
+		t.Fatalf("the program ended (exit %d) before its first line was read: %s", code, errb.String())
+	default:
+	}
+	cancel()
+	go io.Copy(io.Discard, pr)
+	assert.NotEqual(t, exitSuccess, <-done)
+}
+
+// TestNodeStdinBound: stdin beyond --max-payload-bytes is refused before
+// anything runs (BLOCKED, PAYLOAD_TOO_LARGE); stdin at the limit is read.
+func TestNodeStdinBound(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	in := `{"numbers":[1,2]}` // 17 bytes
+	r := wasmgate(t, in+" ", "node", "--max-payload-bytes", "17", "--audit", log, nodeCLI("double.js"))
+	assert.Equal(t, exitBlocked, r.code)
+	assert.Equal(t, "wasmgate node: stdin is larger than --max-payload-bytes 17\n", r.stderr)
+	assert.Empty(t, r.stdout)
+
+	r = wasmgate(t, in, "node", "--max-payload-bytes", "17", "--audit", log, nodeCLI("double.js"))
+	assert.Equal(t, exitSuccess, r.code, r.stderr)
+	assert.Equal(t, "{\"doubled\":[2,4],\"count\":2}\n", r.stdout)
+
+	recs := allRecords(t, log)
+	require.Len(t, recs, 3, "a refusal (a verdict alone), then an attempt and its verdict")
+	assert.Equal(t, "BLOCKED", recs[0].Status)
+	assert.Equal(t, []string{"LIMIT_EXCEEDED", "PAYLOAD_TOO_LARGE"}, recs[0].ReasonCodes)
+	assert.Nil(t, recs[0].AttemptHash)
+	assert.Equal(t, "SUCCESS", recs[2].Status)
+}
+
+// TestNodeOutputBound: a program that writes more than --max-output-bytes
+// is stopped: BLOCKED, exit 3, one line on stderr; what reached stdout is
+// within the bound.
+func TestNodeOutputBound(t *testing.T) {
+	prog := writeFile(t, "big.js", `for (let i = 0; i < 100; i++) process.stdout.write("x".repeat(99) + "\n");`)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	r := wasmgate(t, "", "node", "--max-output-bytes", "1000", "--audit", log, prog)
+	assert.Equal(t, exitBlocked, r.code)
+	assert.Equal(t, "wasmgate node: the program wrote more than --max-output-bytes 1000 to stdout or stderr\n", r.stderr)
+	assert.Equal(t, strings.Repeat(strings.Repeat("x", 99)+"\n", 10), r.stdout, "the writes that fit, whole")
+	v := readRecords(t, log)
+	require.Len(t, v, 1)
+	assert.Equal(t, "BLOCKED", v[0].Status)
+	assert.Equal(t, []string{"LIMIT_EXCEEDED", "OUTPUT_TOO_LARGE"}, v[0].ReasonCodes)
+	require.NotNil(t, v[0].OutputDigest)
+	assert.Equal(t, audit.Digest([]byte(r.stdout)), *v[0].OutputDigest)
+}
+
+// TestNodeLimits: fuel and time stop a program with exit 3 and a one-line
+// reason, after what it wrote before.
+func TestNodeLimits(t *testing.T) {
+	prog := writeFile(t, "spin.js", `process.stdout.write("before\n"); for (;;) {}`)
+	for _, c := range []struct {
+		name   string
+		flags  []string
+		reason string
+		codes  []string
+	}{
+		{"fuel", []string{"--fuel", "300000000"}, "wasmgate node: the program ran out of fuel (--fuel 300000000)\n", []string{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}},
+		{"time", []string{"--fuel", "1000000000000", "--timeout-ms", "300"}, "wasmgate node: the program ran out of time (--timeout-ms 300)\n", []string{"EXECUTOR_TIMEOUT"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "audit.jsonl")
+			r := wasmgate(t, "", append(append([]string{"node", "--audit", log}, c.flags...), prog)...)
+			assert.Equal(t, exitBlocked, r.code)
+			assert.Equal(t, c.reason, r.stderr)
+			assert.Equal(t, "before\n", r.stdout)
+			v := readRecords(t, log)
+			require.Len(t, v, 1)
+			assert.Equal(t, "BLOCKED", v[0].Status)
+			assert.Equal(t, c.codes, v[0].ReasonCodes)
+		})
+	}
+}
+
+// TestNodeAudit: one attempt and one verdict per run; the input digest is
+// the BLAKE3 digest of the stdin bytes, the output digest that of the
+// stdout bytes; a non-zero exit status is FAILED.
+func TestNodeAudit(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	in := "{\"n\":3}\n"
+	r := wasmgate(t, in, "node", "--audit", log, nodeCLI("exit_event.js"))
+	require.Equal(t, exitSuccess, r.code, r.stderr)
+	in2 := `{"n":11}`
+	r2 := wasmgate(t, in2, "node", "--audit", log, nodeCLI("exit_event.js"))
+	require.Equal(t, 5, r2.code, r2.stderr)
+
+	recs := allRecords(t, log)
+	require.Len(t, recs, 4)
+	for i, want := range []struct {
+		in, out, status string
+		codes           []string
+	}{{in, r.stdout, "SUCCESS", []string{}}, {in2, r2.stdout, "FAILED", []string{"EXECUTOR_EXCEPTION"}}} {
+		a, v := recs[2*i], recs[2*i+1]
+		assert.Equal(t, audit.EventActionAttempt, a.EventType)
+		assert.Equal(t, audit.EventActionAudit, v.EventType)
+		assert.Equal(t, a.Hash, *v.AttemptHash)
+		assert.Equal(t, audit.Digest([]byte(want.in)), v.InputDigest)
+		require.NotNil(t, v.OutputDigest)
+		assert.Equal(t, audit.Digest([]byte(want.out)), *v.OutputDigest)
+		assert.Equal(t, want.status, v.Status)
+		assert.Equal(t, want.codes, v.ReasonCodes)
+		assert.Equal(t, "node", v.Action)
+		assert.NotZero(t, v.FuelUsed)
+		assert.Equal(t, recs[1].ModuleDigest, v.ModuleDigest, "the same program is the same module")
+	}
+	verify := wasmgate(t, "", "audit", "verify", log)
+	assert.Equal(t, exitSuccess, verify.code, verify.stderr)
+}
+
+// TestNodeUsage: no program, or one that does not bundle, is a usage
+// error and runs nothing.
+func TestNodeUsage(t *testing.T) {
+	r := wasmgate(t, "", "node")
+	assert.Equal(t, exitUsage, r.code)
+	r = wasmgate(t, "", "node", nodeCLI("missing.js"))
+	assert.Equal(t, exitUsage, r.code)
+	bad := writeFile(t, "bad.js", "let x = ;\n")
+	r = wasmgate(t, "", "node", bad)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "bad.js")
+}
+
+// TestNodeRunsAProtocolTool: a tool of the NDJSON tool protocol written
+// for Node runs under wasmgate node as a runner would spawn it (request on
+// stdin, events on stdout): its own events, each one the protocol's.
+func TestNodeRunsAProtocolTool(t *testing.T) {
+	r := wasmgate(t, `{"context":{"toolId":"hello-node"},"input":{"name":"Ada"}}`, "node", filepath.Join(protoTools, "hello-node", "index.js"))
+	require.Equal(t, exitSuccess, r.code, r.stderr)
+	var types []string
+	for _, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		ev, err := toolproto.ParseEvent([]byte(line), "hello-node")
+		require.NoError(t, err, line)
+		types = append(types, string(ev.Type))
+		if ev.Type == toolproto.EventResult {
+			assert.JSONEq(t, `{"message":"Hello, Ada!"}`, string(ev.Payload))
+		}
+	}
+	assert.Equal(t, []string{"started", "log", "result"}, types)
+}

@@ -1,0 +1,228 @@
+package jstool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// Programs: a Node program (wasmgate node FILE) run once in the engine, as
+// node runs it. The sandbox is a tool's (no network, file system,
+// environment, child processes; timers on the virtual clock); what a program
+// adds is process.stdin, the stdin read before the start, process.stdout
+// and process.stderr written to the real streams as they are written,
+// process.argv, and an exit status.
+
+// ProgramLimits are a program's limits where ProgramOptions.Limits sets
+// none: fuel, time and memory bound the run, MaxPayloadBytes the stdin and
+// MaxOutputBytes each of stdout and stderr.
+var ProgramLimits = runtime.Limits{
+	TimeoutMs:       30_000,
+	Fuel:            2_000_000_000,
+	MemoryPages:     1024,
+	MaxPayloadBytes: 10 << 20,
+	MaxOutputBytes:  10 << 20,
+}
+
+// BundleProgram bundles a program (a .js, .mjs, .cjs, .ts, .mts or .cts
+// file, CommonJS or ES module, and everything it requires or imports,
+// node_modules included). The bundle always has the Buffer global, since
+// process.stdin hands out Buffers.
+//
+// # Errors
+//
+// As BundleFile.
+func BundleProgram(file string) (Bundle, error) {
+	ext := filepath.Ext(file)
+	if _, ok := bundleExtensions[ext]; !ok {
+		return Bundle{}, &BundleError{Entry: file, Problems: []string{
+			fmt.Sprintf("%s: unsupported extension %q (want .js, .mjs, .cjs, .ts, .mts or .cts)", filepath.Base(file), ext),
+		}}
+	}
+	info, err := os.Stat(file)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", file, err)
+	}
+	if info.IsDir() {
+		return Bundle{}, &BundleError{Entry: file, Problems: []string{filepath.Base(file) + ": is a directory, not a file"}}
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", file, err)
+	}
+	opts := bundleOptions(filepath.Dir(abs))
+	// The entry imports the program and names Buffer, which installs the
+	// global before the program's first line runs.
+	opts.Stdin = &api.StdinOptions{
+		Contents:   "import " + strconv.Quote(abs) + ";\nexport const buffer = Buffer;\n",
+		ResolveDir: filepath.Dir(abs),
+		Sourcefile: "wasmgate-program.js",
+		Loader:     api.LoaderJS,
+	}
+	return build(file, opts)
+}
+
+// ProgramOptions say how RunProgram runs a program.
+type ProgramOptions struct {
+	// Limits are the program's limits (zero fields: ProgramLimits).
+	Limits runtime.Limits
+	// Argv is process.argv (by Node's convention the node binary, the
+	// program's path, then its arguments).
+	Argv []string
+	// Stdin is what process.stdin reads; at most Limits.MaxPayloadBytes
+	// (RunProgram does not check).
+	Stdin []byte
+	// Stdout and Stderr receive what the program writes, as it writes it
+	// (nil: discarded). Each is bounded by Limits.MaxOutputBytes.
+	Stdout, Stderr io.Writer
+	// Engine is the QuickJS engine module; nil means the embedded one.
+	Engine []byte
+}
+
+// ProgramResult is how a program ended.
+type ProgramResult struct {
+	// Outcome is Completed for exit status 0, Failed for another status
+	// (ExitCode), or the limit the program reached. An uncaught exception
+	// is exit status 1, the exception written to stderr as Node writes it.
+	runtime.Outcome
+	// ExitCode is the exit status the program ended with (process.exit,
+	// process.exitCode, 1 after an uncaught exception), -1 when it did not
+	// end by itself (a limit stopped it).
+	ExitCode int
+	// Stdout is what the program wrote to stdout (for its digest).
+	Stdout []byte
+	// ModuleDigest identifies what ran: the engine, the prelude and the
+	// bundle.
+	ModuleDigest string
+}
+
+// RunProgram runs a bundled program once, in a fresh engine instance. Its
+// Math.random is seeded from the digests of the bundle and the stdin.
+//
+// # Errors
+//
+// ErrNoEngine when there is no engine module; an error when the engine
+// module is refused, ctx is cancelled or the engine failed.
+func RunProgram(ctx context.Context, engine runtime.Engine, b Bundle, opts ProgramOptions) (ProgramResult, error) {
+	wasm := opts.Engine
+	if wasm == nil {
+		var err error
+		if wasm, err = EngineModule(); err != nil {
+			return ProgramResult{}, err
+		}
+	}
+	reactor, err := engine.LoadReactor(ctx, wasm, host.QuickJSGlue())
+	if err != nil {
+		return ProgramResult{}, fmt.Errorf("the QuickJS engine module: %w", err)
+	}
+	lim := opts.Limits.WithDefaults(ProgramLimits)
+	name := filepath.Base(b.Entry)
+	if name == "" || name == "." || name == "/" {
+		name = "program.js"
+	}
+	digest := ProgramDigest(wasm, b)
+	w := &programStreams{limit: lim.MaxOutputBytes, out: opts.Stdout, err: opts.Stderr, code: -1}
+	seed := audit.DigestBytes([]byte(audit.Digest(b.Source) + audit.Digest(opts.Stdin)))
+	in := runtime.Input{Digest: audit.DigestBytes(opts.Stdin), Limits: lim}
+	ctx = host.WithJSHostFunctions(ctx, host.JSHostFunctions{
+		host.JSProgramWrite: w.write,
+		host.JSProgramExit:  w.exit,
+	})
+	drive := host.QuickJSProgram(host.JSProgram{Name: name, Source: b.Source, Argv: opts.Argv, Stdin: opts.Stdin, Seed: seed})
+	out, err := reactor.Run(ctx, nil, in, runtime.Driver(drive))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	res := ProgramResult{Outcome: out, ExitCode: w.code, Stdout: w.stdout.Bytes(), ModuleDigest: digest}
+	if err != nil {
+		return res, err
+	}
+	if res.Kind != runtime.Completed && res.Kind != runtime.Failed {
+		res.ExitCode = -1 // a limit stopped it, whatever it was about to exit with
+	}
+	if res.Kind == runtime.Failed && w.code > 0 {
+		res.Message = fmt.Sprintf("exit status %d", w.code)
+	}
+	return res, nil
+}
+
+// ProgramDigest identifies a program: the engine module, wasmgate's prelude
+// and the bundled source, together.
+func ProgramDigest(engine []byte, b Bundle) string {
+	var d []byte
+	d = append(d, "wasmgate-js-program-v1\n"...)
+	d = append(d, audit.Digest(engine)...)
+	d = append(d, '\n')
+	d = append(d, host.QuickJSPreludeDigest()...)
+	d = append(d, '\n')
+	d = append(d, audit.Digest(b.Source)...)
+	return audit.Digest(d)
+}
+
+// programStreams are the host side of a program's streams: it writes each
+// chunk through as it comes, keeps stdout for its digest, bounds both
+// streams, and records the exit status.
+type programStreams struct {
+	mu       sync.Mutex
+	limit    int64
+	out, err io.Writer
+	stdout   bytes.Buffer
+	nerr     int64
+	code     int
+}
+
+// errBadWrite: the prelude's write came with arguments it never sends.
+var errBadWrite = errors.New("want fd (1 or 2), kind (s or b) and data")
+
+func (s *programStreams) write(_ context.Context, args []string) (string, error) {
+	if len(args) != 3 || (args[0] != "1" && args[0] != "2") || (args[1] != "s" && args[1] != "b") {
+		return "", errBadWrite
+	}
+	b := host.JSProgramBytes(args[1], args[2])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, n := s.out, int64(s.stdout.Len())
+	if args[0] == "2" {
+		w, n = s.err, s.nerr
+	}
+	if n+int64(len(b)) > s.limit {
+		// Unwinds the engine: the program stops here.
+		panic(host.ErrOutputTooLarge)
+	}
+	if args[0] == "1" {
+		s.stdout.Write(b)
+	} else {
+		s.nerr += int64(len(b))
+	}
+	if w != nil {
+		// A stream that cannot be written to (a closed pipe) does not stop
+		// the program: its bytes count as written.
+		_, _ = w.Write(b)
+	}
+	return "", nil
+}
+
+func (s *programStreams) exit(_ context.Context, args []string) (string, error) {
+	code := 1
+	if len(args) == 1 {
+		if n, err := strconv.Atoi(args[0]); err == nil && n >= 0 && n <= 255 {
+			code = n
+		}
+	}
+	s.mu.Lock()
+	s.code = code
+	s.mu.Unlock()
+	// Unwinds the engine: nothing of the program runs after this.
+	panic(&host.ExitError{Code: uint32(code)})
+}
