@@ -44,16 +44,17 @@ type Record struct {
 	ReasonCodes     []string `json:"reason_codes"`  // verdicts only; written as [] when empty, never null
 	TraceID         string   `json:"trace_id"`
 	TsUTC           string   `json:"ts_utc"`
-	DurationMs      int64    `json:"duration_ms"`   // verdicts only
-	FuelUsed        uint64   `json:"fuel_used"`     // verdicts only
-	InputDigest     string   `json:"input_digest"`  // empty when the payload had no canonical form (verdicts only)
-	EnvDigest       *string  `json:"env_digest"`    // digest of the request's env object; null when it had none
-	OutputDigest    *string  `json:"output_digest"` // verdicts only; null when there was no output
-	AttemptHash     *string  `json:"attempt_hash"`  // verdicts only: the hash of its attempt; null when nothing ran
-	DigestAlg       string   `json:"digest_alg"`    // DigestAlg; a Sink fills it in when empty
-	Seq             uint64   `json:"seq"`           // 1-based position in the log, set by the Sink
-	Prev            string   `json:"prev"`          // Hash of the previous record, GenesisPrev for seq 1
-	Hash            string   `json:"hash"`          // Digest of the record's canonical JSON without hash
+	DurationMs      int64    `json:"duration_ms"`         // verdicts only
+	FuelUsed        uint64   `json:"fuel_used"`           // verdicts only
+	InputDigest     string   `json:"input_digest"`        // empty when the payload had no canonical form (verdicts only)
+	EnvDigest       *string  `json:"env_digest"`          // digest of the request's env object; null when it had none
+	OutputDigest    *string  `json:"output_digest"`       // verdicts only; null when there was no output
+	AttemptHash     *string  `json:"attempt_hash"`        // verdicts only: the hash of its attempt; null when nothing ran
+	ExitCode        *int     `json:"exit_code,omitempty"` // verdicts of programs only: the exit status of one that ended by itself; absent otherwise
+	DigestAlg       string   `json:"digest_alg"`          // DigestAlg; a Sink fills it in when empty
+	Seq             uint64   `json:"seq"`                 // 1-based position in the log, set by the Sink
+	Prev            string   `json:"prev"`                // Hash of the previous record, GenesisPrev for seq 1
+	Hash            string   `json:"hash"`                // Digest of the record's canonical JSON without hash
 }
 
 // form is the member set a record is written with.
@@ -115,6 +116,10 @@ func encodeRecord(r *Record, f form) ([]byte, error) {
 	b = appendString(b, r.ExecutorID)
 	b = append(b, `,"executor_version":`...)
 	b = appendString(b, r.ExecutorVersion)
+	if verdict && r.ExitCode != nil {
+		b = append(b, `,"exit_code":`...)
+		b = strconv.AppendInt(b, int64(*r.ExitCode), 10)
+	}
 	if verdict {
 		b = append(b, `,"fuel_used":`...)
 		b = strconv.AppendUint(b, r.FuelUsed, 10)

@@ -101,10 +101,12 @@ func TestRecordSchema(t *testing.T) {
 	var tags []string
 	rt := reflect.TypeFor[Record]()
 	for i := range rt.NumField() {
-		tags = append(tags, rt.Field(i).Tag.Get("json"))
+		tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		tags = append(tags, tag)
 	}
 	slices.Sort(tags)
-	assert.Equal(t, verdictMembers, tags, "Record's JSON tags are the verdict's members")
+	assert.Equal(t, slices.Sorted(slices.Values(append(slices.Clone(verdictMembers), "exit_code"))), tags,
+		"Record's JSON tags are the verdict's members, and a program's exit_code")
 
 	// The executor contract's required members of an action_audit record.
 	for _, required := range []string{"event_type", "executor_id", "executor_version", "status", "trace_id", "duration_ms", "input_digest", "output_digest"} {
@@ -279,4 +281,34 @@ func TestEncodeRecordIsCanonical(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidRecord, name)
 		assert.ErrorContains(t, err, name)
 	}
+}
+
+// A program's verdict carries its exit status (exit_code, in its canonical
+// place); other records have none, and the chain verifies with both.
+func TestRecordExitCode(t *testing.T) {
+	m := NewMemorySink()
+	a, err := m.Append(context.Background(), testAttempt(1))
+	require.NoError(t, err)
+	v := testVerdict(1, a)
+	code := 5
+	v.ExitCode = &code
+	_, err = m.Append(context.Background(), v)
+	require.NoError(t, err)
+	_, err = m.Append(context.Background(), testRecord(2))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = m.WriteTo(&buf)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	require.Len(t, lines, 3)
+	assert.NotContains(t, lines[0], "exit_code", "an attempt has none")
+	assert.Contains(t, lines[1], `"executor_version":"1.2.0","exit_code":5,"fuel_used":`)
+	assert.NotContains(t, lines[2], "exit_code", "an action's verdict has none")
+	c, err := Canonicalize([]byte(lines[1]))
+	require.NoError(t, err)
+	assert.Equal(t, lines[1], string(c.Bytes), "canonical with exit_code")
+
+	res, err := Verify(strings.NewReader(buf.String()))
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.Records)
 }

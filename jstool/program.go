@@ -25,16 +25,21 @@ import (
 // and process.stderr written to the real streams as they are written,
 // process.argv, and an exit status.
 
+// NodeVersion is the Node version a program sees (process.version, without
+// its "v"), and the version of the executor "node" in the audit log.
+const NodeVersion = "20.0.0"
+
 // ProgramLimits are a program's limits where ProgramOptions.Limits sets
 // none: fuel, time and memory bound the run, MaxPayloadBytes the stdin and
 // MaxOutputBytes each of stdout and stderr.
+// An unset fuel is what the timeout covers (fuelPerMs a millisecond).
 var ProgramLimits = runtime.Limits{
 	TimeoutMs:       30_000,
-	Fuel:            2_000_000_000,
+	Fuel:            30_000 * fuelPerMs,
 	MemoryPages:     1024,
 	MaxPayloadBytes: 10 << 20,
 	MaxOutputBytes:  10 << 20,
-}
+}.WithFuelPerMs(fuelPerMs)
 
 // BundleProgram bundles a program (a .js, .mjs, .cjs, .ts, .mts or .cts
 // file, CommonJS or ES module, and everything it requires or imports,
@@ -155,6 +160,61 @@ func RunProgram(ctx context.Context, engine runtime.Engine, b Bundle, opts Progr
 		res.Message = fmt.Sprintf("exit status %d", w.code)
 	}
 	return res, nil
+}
+
+// Program is a bundled program as an executor the pipeline runs with
+// RunProgram: each Execute runs it once, in.Bytes being its stdin, with
+// in.Limits (its MaxPayloadBytes bounding the stdin, MaxOutputBytes each of
+// stdout and stderr). The Outcome's Output is what it wrote to stdout, its
+// ExitCode the status it ended with (-1 when a limit stopped it).
+type Program struct {
+	engine   runtime.Engine
+	bundle   Bundle
+	opts     ProgramOptions
+	manifest runtime.Manifest
+	digest   string
+}
+
+// NewProgram makes b an executor of identity m (its id and version, and
+// the limits it runs under where a request sets none, before ProgramLimits)
+// that runs on engine
+// with opts' argv, streams and engine module; opts' Stdin and Limits are
+// each execution's.
+//
+// # Errors
+//
+// ErrNoEngine when there is no engine module.
+func NewProgram(engine runtime.Engine, b Bundle, m runtime.Manifest, opts ProgramOptions) (*Program, error) {
+	if opts.Engine == nil {
+		wasm, err := EngineModule()
+		if err != nil {
+			return nil, err
+		}
+		opts.Engine = wasm
+	}
+	opts.Stdin, opts.Limits = nil, runtime.Limits{}
+	return &Program{engine: engine, bundle: b, opts: opts, manifest: m, digest: ProgramDigest(opts.Engine, b)}, nil
+}
+
+// Manifest implements the pipeline's Executor.
+func (p *Program) Manifest() runtime.Manifest { return p.manifest }
+
+// DefaultLimits are the limits a run gets where its request and the
+// manifest set none: ProgramLimits.
+func (p *Program) DefaultLimits() runtime.Limits { return ProgramLimits }
+
+// ModuleDigest implements the pipeline's Executor: the engine module, the
+// prelude and the bundle, together.
+func (p *Program) ModuleDigest() string { return p.digest }
+
+// Execute implements the pipeline's Executor: one run of the program.
+func (p *Program) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+	opts := p.opts
+	opts.Stdin, opts.Limits = in.Bytes, in.Limits
+	res, err := RunProgram(ctx, p.engine, p.bundle, opts)
+	out := res.Outcome
+	out.Output, out.ExitCode = res.Stdout, res.ExitCode
+	return out, err
 }
 
 // ProgramDigest identifies a program: the engine module, wasmgate's prelude

@@ -97,6 +97,9 @@ type ActionResult struct {
 	// Log is the executor's bounded diagnostic output (stderr), for the
 	// caller only: never audited.
 	Log string `json:"log,omitempty"`
+	// ExitCode is the exit status of a program (RunProgram) that ended by
+	// itself; nil for an action, and for a program a limit stopped.
+	ExitCode *int `json:"exit_code,omitempty"`
 
 	// guestMessage says that Message quotes the executor (its failure's
 	// text), which digest-only results withhold.

@@ -75,20 +75,10 @@ func (p *Pipeline) Execute(ctx context.Context, req ActionRequest) (ActionResult
 }
 
 func (p *Pipeline) execute(ctx context.Context, req ActionRequest) (ActionResult, error) {
-	start := p.now()
-	res := ActionResult{Action: req.Action, TraceID: req.TraceID, TsUTC: req.TsUTC, ReasonCodes: []ReasonCode{}}
-	var err error
-	if res.TraceID == "" {
-		res.TraceID = newUUID()
-	} else if !uuidPattern.MatchString(res.TraceID) {
-		return ActionResult{}, fmt.Errorf("%w: trace_id %q is not a UUID", ErrInvalidRequest, req.TraceID)
-	}
-	if res.TsUTC == "" {
-		res.TsUTC = start.UTC().Format(time.RFC3339Nano)
-	} else if err = checkTimestamp(res.TsUTC); err != nil {
+	res, start, err := p.begin(req.Action, req.TraceID, req.TsUTC)
+	if err != nil {
 		return ActionResult{}, err
 	}
-
 	var tr trail
 	if tr.env, err = canonicalEnv(req.Env); err != nil {
 		return ActionResult{}, err
@@ -97,14 +87,38 @@ func (p *Pipeline) execute(ctx context.Context, req ActionRequest) (ActionResult
 		res.EnvDigest = audit.Digest(tr.env)
 	}
 	runErr := p.govern(ctx, req, &res, &tr)
+	return p.finish(ctx, res, start, &tr, runErr)
+}
+
+// begin starts an action's result: its trace id and timestamp, the
+// request's or new ones.
+func (p *Pipeline) begin(action, traceID, tsUTC string) (ActionResult, time.Time, error) {
+	start := p.now()
+	res := ActionResult{Action: action, TraceID: traceID, TsUTC: tsUTC, ReasonCodes: []ReasonCode{}}
+	if res.TraceID == "" {
+		res.TraceID = newUUID()
+	} else if !uuidPattern.MatchString(res.TraceID) {
+		return ActionResult{}, start, fmt.Errorf("%w: trace_id %q is not a UUID", ErrInvalidRequest, traceID)
+	}
+	if res.TsUTC == "" {
+		res.TsUTC = start.UTC().Format(time.RFC3339Nano)
+	} else if err := checkTimestamp(res.TsUTC); err != nil {
+		return ActionResult{}, start, err
+	}
+	return res, start, nil
+}
+
+// finish records the verdict: the one place an action's verdict record is
+// appended. A verdict that cannot be written makes the result BLOCKED with
+// AUDIT_LOG_FAILED, without its output.
+func (p *Pipeline) finish(ctx context.Context, res ActionResult, start time.Time, tr *trail, runErr error) (ActionResult, error) {
 	res.DurationMs = p.now().Sub(start).Milliseconds()
 	if tr.unwritten {
 		// Nothing ran, and a log that could not take the attempt would not
 		// take the verdict either.
 		return res, nil
 	}
-
-	if _, err := p.sink.Append(context.WithoutCancel(ctx), auditRecord(res, &tr)); err != nil {
+	if _, err := p.sink.Append(context.WithoutCancel(ctx), auditRecord(res, tr)); err != nil {
 		res.Status = StatusBlocked
 		res.ReasonCodes = append(res.ReasonCodes, AuditLogFailed)
 		res.Output, res.OutputDigest = nil, nil
@@ -158,18 +172,33 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 		return nil
 	}
 
-	// Write-ahead: the attempt is in the log before any executor code runs,
-	// so an execution that never ends in a verdict (the process dies) still
-	// leaves a trace, and a failing log refuses before anything runs.
+	if !p.writeAhead(ctx, res, tr) {
+		return nil
+	}
+	out, err := run(ctx, exec, runtime.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits}, tr.env)
+	return judge(ctx, res, out, err, func() error { return p.deliver(res, out.Output, limits) })
+}
+
+// writeAhead appends the attempt record, before any executor code runs, so
+// that an execution that never ends in a verdict (the process dies) still
+// leaves a trace, and a failing log refuses before anything runs. It
+// reports whether the executor may run; when not, res says why.
+func (p *Pipeline) writeAhead(ctx context.Context, res *ActionResult, tr *trail) bool {
 	a, err := p.sink.Append(context.WithoutCancel(ctx), attemptRecord(res, tr))
 	if err != nil {
 		block(res, StatusBlocked, fmt.Sprintf("audit record could not be written, so nothing was executed: %v", err), AuditLogFailed)
 		tr.unwritten = true
-		return nil
+		return false
 	}
 	tr.attempt = &a
+	return true
+}
 
-	out, err := run(ctx, exec, runtime.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits}, tr.env)
+// judge is the one place an execution's outcome becomes a verdict: out and
+// err are what the executor's run returned; completed delivers the output
+// of a run that completed. It returns an error only when the caller
+// cancelled the execution or the engine failed.
+func judge(ctx context.Context, res *ActionResult, out runtime.Outcome, err error, completed func() error) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			block(res, StatusBlocked, fmt.Sprintf("cancelled by the caller: %v", err), ExecutorTimeout)
@@ -187,7 +216,7 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 	}
 	switch out.Kind {
 	case runtime.Completed:
-		return p.deliver(res, out.Output, limits)
+		return completed()
 	case runtime.Failed:
 		block(res, StatusFailed, out.Message, ExecutorException)
 		res.guestMessage = true
@@ -347,6 +376,7 @@ func auditRecord(res ActionResult, tr *trail) audit.Record {
 		InputDigest:     res.InputDigest,
 		EnvDigest:       optional(res.EnvDigest),
 		OutputDigest:    res.OutputDigest,
+		ExitCode:        res.ExitCode,
 		DigestAlg:       audit.DigestAlg,
 	}
 	if tr.attempt != nil {

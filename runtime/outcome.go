@@ -59,6 +59,11 @@ type Outcome struct {
 	FuelUsed uint64
 	// Stderr is the guest's bounded diagnostic output (WASI guests).
 	Stderr []byte
+	// ExitCode is, for a program run (a Node program, jstool.Program), the
+	// exit status it ended with when it ended by itself (Completed: 0;
+	// Failed: another), and -1 when a limit stopped it. Other executors
+	// leave it 0.
+	ExitCode int
 }
 
 // runState is what the host observed during one execution, beyond the error

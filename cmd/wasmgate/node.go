@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"time"
+	"slices"
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/jstool"
@@ -52,16 +51,16 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 	}
 	var auditFile, engineFlag, cacheDirFlag string
 	def := jstool.ProgramLimits
-	limits := runtime.Limits{MemoryPages: def.MemoryPages}
+	var limits runtime.Limits
 	fs.StringVar(&auditFile, "audit", "", "append the run's audit records to this JSON Lines file")
 	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
 	fs.StringVar(&engineFlag, "engine", string(runtime.EngineWazero), engineUsage)
 	fs.StringVar(&cacheDirFlag, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
-	fs.Int64Var(&limits.TimeoutMs, "timeout-ms", def.TimeoutMs, "the program's wall-clock limit in milliseconds")
-	fs.Uint64Var(&limits.Fuel, "fuel", def.Fuel, "the program's instruction budget")
-	fs.Var(uint32Flag{&limits.MemoryPages}, "memory-pages", "the program's memory limit in 64 KiB pages")
-	fs.Int64Var(&limits.MaxPayloadBytes, "max-payload-bytes", def.MaxPayloadBytes, "the most stdin the program may be given, in bytes")
-	fs.Int64Var(&limits.MaxOutputBytes, "max-output-bytes", def.MaxOutputBytes, "the most the program may write to stdout, and to stderr, in bytes each")
+	fs.Int64Var(&limits.TimeoutMs, "timeout-ms", 0, fmt.Sprintf("the program's wall-clock limit in milliseconds (default %d)", def.TimeoutMs))
+	fs.Uint64Var(&limits.Fuel, "fuel", 0, fmt.Sprintf("the program's instruction budget (default: what the time limit covers, %d at the default)", def.Fuel))
+	fs.Var(uint32Flag{&limits.MemoryPages}, "memory-pages", fmt.Sprintf("the program's memory limit in 64 KiB pages (default %d)", def.MemoryPages))
+	fs.Int64Var(&limits.MaxPayloadBytes, "max-payload-bytes", 0, fmt.Sprintf("the most stdin the program may be given, in bytes (default %d)", def.MaxPayloadBytes))
+	fs.Int64Var(&limits.MaxOutputBytes, "max-output-bytes", 0, fmt.Sprintf("the most the program may write to stdout, and to stderr, in bytes each (default %d)", def.MaxOutputBytes))
 	if err := fs.Parse(args); err != nil {
 		return e.fail("node", &usageError{err.Error()})
 	}
@@ -97,7 +96,7 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 		return e.fail("node", err)
 	}
 
-	var sink audit.Sink = audit.NewMemorySink()
+	var sink audit.Sink = audit.NewDiscardSink()
 	if auditFile != "" {
 		fsink, err := openAuditLog(auditFile, *auditLockWait)
 		if err != nil {
@@ -112,173 +111,72 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 		return e.fail("node", err)
 	}
 	defer engine.Close(ctx)
-
-	engineWasm, err := jstool.EngineModule()
+	prog, err := jstool.NewProgram(engine, bundle, runtime.Manifest{ExecutorID: "node", Version: jstool.NodeVersion}, jstool.ProgramOptions{
+		Argv:   append([]string{"/usr/local/bin/node", abs}, progArgs...),
+		Stdout: e.stdout,
+		Stderr: e.stderr,
+	})
 	if err != nil {
 		return e.fail("node", err)
 	}
-	rec := nodeRecord{Action: "node", TraceID: newTraceID(), start: time.Now(), ModuleDigest: jstool.ProgramDigest(engineWasm, bundle)}
-	stdin, tooLarge, err := readStdin(e.stdin, lim.MaxPayloadBytes)
+	stdin, err := readStdin(e.stdin, lim.MaxPayloadBytes)
 	if err != nil {
 		return e.fail("node", fmt.Errorf("reading stdin: %w", err))
 	}
-	if tooLarge {
-		// Nothing ran: a verdict without an attempt.
-		rec.verdict(ctx, sink, pipeline.StatusBlocked, nil, pipeline.LimitExceeded, pipeline.PayloadTooLarge)
-		fmt.Fprintf(e.stderr, "wasmgate node: stdin is larger than --max-payload-bytes %d\n", lim.MaxPayloadBytes)
-		return exitBlocked
-	}
-	rec.InputDigest = audit.Digest(stdin)
-	if err := rec.attempt(ctx, sink); err != nil {
-		fmt.Fprintf(e.stderr, "wasmgate node: the audit record could not be written, so nothing ran: %v\n", err)
-		return exitBlocked
-	}
 
-	res, err := jstool.RunProgram(ctx, engine, bundle, jstool.ProgramOptions{
-		Limits: limits,
-		Argv:   append([]string{"/usr/local/bin/node", abs}, progArgs...),
-		Stdin:  stdin,
-		Stdout: e.stdout,
-		Stderr: e.stderr,
-		Engine: engineWasm,
-	})
-	rec.FuelUsed = res.FuelUsed
-	var out *string
-	if len(res.Stdout) > 0 {
-		d := audit.Digest(res.Stdout)
-		out = &d
-	}
-	if err != nil {
-		code := pipeline.ExecutorException
-		status := pipeline.StatusFailed
-		if ctx.Err() != nil {
-			status, code = pipeline.StatusBlocked, pipeline.ExecutorTimeout
-		}
-		rec.verdict(ctx, sink, status, out, code)
+	res, err := pipeline.New(pipeline.NewRegistry(), sink).RunProgram(ctx, prog, pipeline.ProgramRequest{Action: "node", Stdin: stdin, Limits: limits})
+	switch {
+	case err != nil && res.Status == "":
 		return e.fail("node", err)
+	case err != nil:
+		fmt.Fprintf(e.stderr, "wasmgate node: %s\n", res.Message)
+		return e.fail("node", err)
+	case res.ExitCode != nil:
+		if res.Status == pipeline.StatusSuccess || *res.ExitCode > 0 {
+			return *res.ExitCode
+		}
 	}
-
-	var reason string
-	switch res.Kind {
-	case runtime.Completed:
-		if err := rec.verdict(ctx, sink, pipeline.StatusSuccess, out); err != nil {
-			fmt.Fprintf(e.stderr, "wasmgate node: the audit record could not be written: %v\n", err)
-			return exitBlocked
-		}
-		return exitSuccess
-	case runtime.Failed:
-		if err := rec.verdict(ctx, sink, pipeline.StatusFailed, out, pipeline.ExecutorException); err != nil {
-			fmt.Fprintf(e.stderr, "wasmgate node: the audit record could not be written: %v\n", err)
-			return exitBlocked
-		}
-		if res.ExitCode > 0 {
-			return res.ExitCode
-		}
+	if res.Status == pipeline.StatusFailed {
 		// The engine refused the module before it ran: say why.
 		fmt.Fprintf(e.stderr, "wasmgate node: %s\n", res.Message)
 		return exitFailed
-	case runtime.FuelExhausted:
-		reason = fmt.Sprintf("the program ran out of fuel (--fuel %d)", lim.Fuel)
-		err = rec.verdict(ctx, sink, pipeline.StatusBlocked, out, pipeline.LimitExceeded, pipeline.FuelExhausted)
-	case runtime.Timeout:
-		reason = fmt.Sprintf("the program ran out of time (--timeout-ms %d)", lim.TimeoutMs)
-		err = rec.verdict(ctx, sink, pipeline.StatusBlocked, out, pipeline.ExecutorTimeout)
-	case runtime.MemoryExhausted:
-		reason = fmt.Sprintf("the program ran out of memory (--memory-pages %d)", lim.MemoryPages)
-		err = rec.verdict(ctx, sink, pipeline.StatusBlocked, out, pipeline.LimitExceeded, pipeline.MemoryExhausted)
-	case runtime.StackExhausted:
-		reason = "the program recursed too deeply"
-		err = rec.verdict(ctx, sink, pipeline.StatusBlocked, out, pipeline.LimitExceeded, pipeline.StackExhausted)
-	case runtime.OutputTooLarge:
-		reason = fmt.Sprintf("the program wrote more than --max-output-bytes %d to stdout or stderr", lim.MaxOutputBytes)
-		err = rec.verdict(ctx, sink, pipeline.StatusBlocked, out, pipeline.LimitExceeded, pipeline.OutputTooLarge)
-	default:
-		reason = fmt.Sprintf("the program stopped: %s: %s", res.Kind, res.Message)
-		err = rec.verdict(ctx, sink, pipeline.StatusFailed, out, pipeline.ExecutorException)
 	}
-	if err != nil {
-		reason += fmt.Sprintf("; the audit record could not be written: %v", err)
-	}
-	fmt.Fprintf(e.stderr, "wasmgate node: %s\n", reason)
+	fmt.Fprintf(e.stderr, "wasmgate node: %s\n", nodeReason(res, lim))
 	return exitBlocked
 }
 
-// readStdin reads r to its end, at most max bytes; tooLarge says there was
-// more. A terminal is not read: a program run by hand without input gets
-// an empty stdin rather than a wait for one.
-func readStdin(r io.Reader, max int64) (b []byte, tooLarge bool, err error) {
+// nodeReason is the one line that says which limit stopped a program, by
+// the flag that sets it.
+func nodeReason(res pipeline.ActionResult, lim runtime.Limits) string {
+	has := func(c pipeline.ReasonCode) bool { return slices.Contains(res.ReasonCodes, c) }
+	switch {
+	case has(pipeline.AuditLogFailed):
+		return res.Message
+	case has(pipeline.PayloadTooLarge):
+		return fmt.Sprintf("stdin is larger than --max-payload-bytes %d", lim.MaxPayloadBytes)
+	case has(pipeline.FuelExhausted):
+		return fmt.Sprintf("the program ran out of fuel (--fuel %d)", lim.Fuel)
+	case has(pipeline.ExecutorTimeout):
+		return fmt.Sprintf("the program ran out of time (--timeout-ms %d)", lim.TimeoutMs)
+	case has(pipeline.MemoryExhausted):
+		return fmt.Sprintf("the program ran out of memory (--memory-pages %d)", lim.MemoryPages)
+	case has(pipeline.StackExhausted):
+		return "the program recursed too deeply"
+	case has(pipeline.OutputTooLarge):
+		return fmt.Sprintf("the program wrote more than --max-output-bytes %d to stdout or stderr", lim.MaxOutputBytes)
+	}
+	return fmt.Sprintf("the program stopped: %s %v: %s", res.Status, res.ReasonCodes, res.Message)
+}
+
+// readStdin reads r to its end, or to one byte past max (the pipeline
+// refuses a stdin longer than max, whatever its length). A terminal is not
+// read: a program run by hand without input gets an empty stdin rather
+// than a wait for one.
+func readStdin(r io.Reader, max int64) ([]byte, error) {
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return nil, false, nil
+			return nil, nil
 		}
 	}
-	b, err = io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, false, err
-	}
-	if int64(len(b)) > max {
-		return nil, true, nil
-	}
-	return b, false, nil
-}
-
-// nodeRecord is what a program run's audit records say: the pipeline's
-// record form, for an action whose input and output are bytes (the stdin
-// and the stdout) rather than canonical JSON.
-type nodeRecord struct {
-	Action, TraceID, ModuleDigest, InputDigest string
-	FuelUsed                                   uint64
-	start                                      time.Time
-	attempted                                  *audit.Record
-}
-
-// nodeExecutorVersion is the Node version the program sees (process.version).
-const nodeExecutorVersion = "20.0.0"
-
-func (r *nodeRecord) base(event string) audit.Record {
-	return audit.Record{
-		EventType:       event,
-		Action:          r.Action,
-		ExecutorID:      "node",
-		ExecutorVersion: nodeExecutorVersion,
-		ModuleDigest:    r.ModuleDigest,
-		TraceID:         r.TraceID,
-		TsUTC:           r.start.UTC().Format(time.RFC3339Nano),
-		InputDigest:     r.InputDigest,
-		DigestAlg:       audit.DigestAlg,
-	}
-}
-
-func (r *nodeRecord) attempt(ctx context.Context, sink audit.Sink) error {
-	a, err := sink.Append(context.WithoutCancel(ctx), r.base(audit.EventActionAttempt))
-	if err == nil {
-		r.attempted = &a
-	}
-	return err
-}
-
-func (r *nodeRecord) verdict(ctx context.Context, sink audit.Sink, status pipeline.Status, output *string, codes ...pipeline.ReasonCode) error {
-	v := r.base(audit.EventActionAudit)
-	v.Status = string(status)
-	v.ReasonCodes = make([]string, len(codes))
-	for i, c := range codes {
-		v.ReasonCodes[i] = string(c)
-	}
-	v.DurationMs = time.Since(r.start).Milliseconds()
-	v.FuelUsed = r.FuelUsed
-	v.OutputDigest = output
-	if r.attempted != nil {
-		v.AttemptHash = &r.attempted.Hash
-	}
-	_, err := sink.Append(context.WithoutCancel(ctx), v)
-	return err
-}
-
-// newTraceID returns a random (version 4) UUID.
-func newTraceID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	return io.ReadAll(io.LimitReader(r, max+1))
 }

@@ -182,6 +182,7 @@ func TestNodeLimits(t *testing.T) {
 			require.Len(t, v, 1)
 			assert.Equal(t, "BLOCKED", v[0].Status)
 			assert.Equal(t, c.codes, v[0].ReasonCodes)
+			assert.Nil(t, v[0].ExitCode, "a program a limit stopped has no exit status of its own")
 		})
 	}
 }
@@ -203,7 +204,8 @@ func TestNodeAudit(t *testing.T) {
 	for i, want := range []struct {
 		in, out, status string
 		codes           []string
-	}{{in, r.stdout, "SUCCESS", []string{}}, {in2, r2.stdout, "FAILED", []string{"EXECUTOR_EXCEPTION"}}} {
+		exit            int
+	}{{in, r.stdout, "SUCCESS", []string{}, 0}, {in2, r2.stdout, "FAILED", []string{"EXECUTOR_EXCEPTION"}, 5}} {
 		a, v := recs[2*i], recs[2*i+1]
 		assert.Equal(t, audit.EventActionAttempt, a.EventType)
 		assert.Equal(t, audit.EventActionAudit, v.EventType)
@@ -213,6 +215,9 @@ func TestNodeAudit(t *testing.T) {
 		assert.Equal(t, audit.Digest([]byte(want.out)), *v.OutputDigest)
 		assert.Equal(t, want.status, v.Status)
 		assert.Equal(t, want.codes, v.ReasonCodes)
+		require.NotNil(t, v.ExitCode, "the exit status is in the verdict")
+		assert.Equal(t, want.exit, *v.ExitCode)
+		assert.Nil(t, a.ExitCode, "an attempt has none")
 		assert.Equal(t, "node", v.Action)
 		assert.NotZero(t, v.FuelUsed)
 		assert.Equal(t, recs[1].ModuleDigest, v.ModuleDigest, "the same program is the same module")
