@@ -27,8 +27,9 @@ under DIR (default DIR: ./tools) with manifestVersion 1, id (kebab-case),
 version, name, description, runtime ("wasm", "js" or "node"), entry (its
 .wasm module or .js/.ts tool, relative to the manifest), and optionally
 requiredConfig, optionalConfig (lists of config keys), timeoutMs and tags.
-Tools of runtime "node" are found, but running one is TOOL_INVALID until
-the JS engine has a Node profile.
+Tools of runtime "node" are Node programs that read the request on stdin
+and write their own events: they run sandboxed as "wasmgate node" runs a
+program, each event checked before it is passed on.
 
 "tool serve-stdio" is the tool side: it writes a started event
 {"meta": {name, version, runtime}}, reads one ToolRequest to EOF from stdin

@@ -27,6 +27,11 @@
 // any event: it is in the audit record, and on stderr for a person
 // (ServeConfig.Verdict).
 //
+// A tool of runtime "node" is a Node program that writes these events
+// itself; the tool side runs it sandboxed and passes on each event it
+// writes, once checked, adding an error event only when the tool could not
+// end its stream (a limit, a crash, a line that is not an event).
+//
 // # Error codes
 //
 // An exception a JS tool throws is its own error: an Error whose code is a

@@ -217,10 +217,36 @@ func (w *Writer) Write(typ EventType, payload any) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
+	return ev, w.put(ev.Type, line)
+}
+
+// Pass writes an event a tool wrote itself (a node tool's), already checked
+// by ParseEvent and in order: line as the tool wrote it, or ev encoded anew
+// when line is nil (its payload replaced).
+//
+// # Errors
+//
+// ErrOutOfOrder for an event the protocol does not allow here; the error
+// of out.
+func (w *Writer) Pass(ev Event, line []byte) error {
+	first := ev.Type == EventStarted
+	if w.ended || w.started == first {
+		return fmt.Errorf("%w: %s", ErrOutOfOrder, ev.Type)
+	}
+	if line == nil {
+		var err error
+		if line, err = marshal(ev); err != nil {
+			return fmt.Errorf("toolproto: %s event: %w", ev.Type, err)
+		}
+	}
+	return w.put(ev.Type, line)
+}
+
+func (w *Writer) put(typ EventType, line []byte) error {
 	w.started = true
 	w.ended = typ.Terminal()
 	if _, err := w.out.Write(append(line, '\n')); err != nil {
-		return ev, fmt.Errorf("toolproto: writing the %s event: %w", typ, err)
+		return fmt.Errorf("toolproto: writing the %s event: %w", typ, err)
 	}
-	return ev, nil
+	return nil
 }

@@ -28,8 +28,8 @@ const (
 	// engine.
 	RuntimeJS Runtime = "js"
 	// RuntimeNode: a tool written for Node, as the protocol's reference
-	// tools are. Discovery accepts it; running one is TOOL_INVALID until
-	// the JS engine has a Node profile.
+	// tools are: a program that reads its request on stdin and writes its
+	// own events, run in the JS engine's Node profile (jstool.Program).
 	RuntimeNode Runtime = "node"
 )
 

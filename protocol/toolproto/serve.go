@@ -58,7 +58,8 @@ type ServeConfig struct {
 // factories), writes a JS tool's console calls as log events while the tool
 // runs, and ends with one result or error event, which it returns (ExitCode
 // gives the exit code that goes with it). The run's timeout (Timeout) is
-// the execution's wall-clock limit.
+// the execution's wall-clock limit. A tool of runtime "node" writes its own
+// events instead, which Serve checks and passes on (see serveNode).
 //
 // # Errors
 //
@@ -108,6 +109,15 @@ func (s *serving) lookup() (*Manifest, error) {
 // readRequest reads stdin to EOF, as the protocol asks, keeping at most
 // MaxRequestBytes, and parses it.
 func (s *serving) readRequest() (*Request, error) {
+	raw, err := s.readRaw()
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequest(raw)
+}
+
+// readRaw reads stdin to EOF, keeping at most MaxRequestBytes.
+func (s *serving) readRaw() ([]byte, error) {
 	raw, err := io.ReadAll(io.LimitReader(s.cfg.Stdin, MaxRequestBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the request: %v", err)
@@ -116,13 +126,25 @@ func (s *serving) readRequest() (*Request, error) {
 		_, _ = io.Copy(io.Discard, s.cfg.Stdin)
 		return nil, fmt.Errorf("the request is larger than %d bytes", MaxRequestBytes)
 	}
-	return ParseRequest(raw)
+	return raw, nil
 }
 
 func (s *serving) serve(ctx context.Context) (Event, error) {
+	m, lookErr := s.lookup()
+	if lookErr == nil && m.Runtime == RuntimeNode {
+		// A node tool writes its own events, started first.
+		raw, err := s.readRaw()
+		if err != nil {
+			if _, err := s.w.Write(EventStarted, StartedFor(m)); err != nil {
+				return Event{}, err
+			}
+			return s.fail(CodeInvalidRequest, false, err.Error())
+		}
+		req, _ := ParseRequest(raw)
+		return s.serveNode(ctx, m, raw, req)
+	}
 	// started comes before anything that takes time: reading stdin waits
 	// for the runner, running waits for the tool.
-	m, lookErr := s.lookup()
 	if _, err := s.w.Write(EventStarted, StartedFor(m)); err != nil {
 		return Event{}, err
 	}
@@ -138,19 +160,9 @@ func (s *serving) serve(ctx context.Context) (Event, error) {
 		return s.fail(CodeInvalidRequest, false, reqErr.Error())
 	case req.Context.ToolID != "" && req.Context.ToolID != s.cfg.ToolID:
 		return s.fail(CodeInvalidRequest, false, fmt.Sprintf("context.toolId is %q, but this is tool %q", req.Context.ToolID, s.cfg.ToolID))
-	case m.Runtime == RuntimeNode:
-		return s.fail(CodeToolInvalid, false, fmt.Sprintf("%s: runtime %q: wasmgate cannot run Node tools yet (its JS engine has no Node profile: no process, fs or child_process); a tool of runtime %q runs in the sandbox", m.File, m.Runtime, RuntimeJS))
 	}
 	if missing := m.MissingConfig(req.Context.Config); len(missing) > 0 {
-		quoted := make([]string, len(missing))
-		for i, k := range missing {
-			quoted[i] = fmt.Sprintf("%q", k)
-		}
-		noun := "key"
-		if len(missing) > 1 {
-			noun = "keys"
-		}
-		return s.fail(CodeConfigMissing, true, fmt.Sprintf("context.config lacks the required %s %s", noun, strings.Join(quoted, ", ")))
+		return s.fail(CodeConfigMissing, true, missingConfigMessage(missing))
 	}
 	return s.execute(ctx, m, req, Timeout(m, req))
 }

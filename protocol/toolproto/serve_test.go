@@ -261,8 +261,6 @@ func TestServeRefusals(t *testing.T) {
 			Message: "the tools directory no-such-dir does not exist"}},
 		{"invalid manifest", fixtures, "bad-version", `{}`, ErrorPayload{Code: CodeToolInvalid,
 			Message: filepath.Join(fixtures, "bad-version", "manifest.json") + ": manifestVersion: must be 1, not 2"}},
-		{"a Node tool", fixtures, "hello-node", `{}`, ErrorPayload{Code: CodeToolInvalid,
-			Message: filepath.Join(fixtures, "hello-node", "manifest.json") + `: runtime "node": wasmgate cannot run Node tools yet (its JS engine has no Node profile: no process, fs or child_process); a tool of runtime "js" runs in the sandbox`}},
 		{"stdin not JSON", fixtures, "text-upper", `text=abc`, ErrorPayload{Code: CodeInvalidRequest,
 			Message: "the request is not a JSON object"}},
 		{"empty stdin", fixtures, "text-upper", ``, ErrorPayload{Code: CodeInvalidRequest,

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // hello-node: a tool of the NDJSON tool protocol written for Node, the way
 // the protocol's own tools are (a process that reads its request on stdin
-// and writes events on stdout). wasmgate finds it but does not run it yet:
-// its JS engine has no Node profile.
+// and writes events on stdout). wasmgate runs it in the sandbox, as
+// `wasmgate node` runs a program.
 "use strict";
 
 const toolId = "hello-node";
