@@ -65,6 +65,7 @@ func QuickJSGlue() Glue {
 			{Name: "qjs_init", Results: i32},
 			{Name: "qjs_set_module_loader", Params: i32s(1)},
 			{Name: "qjs_set_interrupt_handler", Params: i32s(1)},
+			{Name: "qjs_set_promise_rejection_handler", Params: i32s(1)},
 			{Name: "qjs_eval", Params: i32s(4), Results: i32},
 			{Name: "qjs_call", Params: i32s(4), Results: i32},
 			{Name: "qjs_get_prop_uint32", Params: i32s(2), Results: i32},
@@ -124,14 +125,34 @@ func hostInterrupt(ctx context.Context, _ Memory, stack []uint64) {
 	}
 }
 
-// hostPromiseRejection is only called when a rejection handler is set, which
-// the glue never does; should it be called, it releases the two values it
-// was handed, as the engine expects.
+// hostPromiseRejection is called when a promise is rejected with no handler
+// (stack[2] 0), and when a handler is then attached (1), once the engine's
+// rejection handler is set, which only programs do (QuickJSProgram): it
+// hands the promise, the reason and the flag to the prelude's rejection
+// function the ctx carries (rejectionTracker), and releases the two values
+// it was handed, as the engine expects.
 func hostPromiseRejection(ctx context.Context, caller Instance, stack []uint64) {
 	vm := jsVM{caller}
+	if t, _ := ctx.Value(rejectionTrackerKey{}).(*rejectionTracker); t != nil && t.fn != 0 {
+		handled := t.no
+		if uint32(stack[2]) != 0 {
+			handled = t.yes
+		}
+		v, err := vm.callFunction(ctx, t.fn, t.undefined, uint32(stack[0]), uint32(stack[1]), handled)
+		if err != nil {
+			panic(err)
+		}
+		vm.mustCall(ctx, "qjs_free_value", uint64(v))
+	}
 	vm.mustCall(ctx, "qjs_free_value", stack[0])
 	vm.mustCall(ctx, "qjs_free_value", stack[1])
 }
+
+// rejectionTracker is the prelude's rejection function (fn, 0 until the
+// prelude has given it) and the values it is called with.
+type rejectionTracker struct{ fn, undefined, yes, no uint32 }
+
+type rejectionTrackerKey struct{}
 
 func hostModuleNormalize(ctx context.Context, caller Instance, stack []uint64) {
 	vm := jsVM{caller}

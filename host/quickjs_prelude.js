@@ -360,6 +360,14 @@
   function tick(jobsPending) {
     if (ticks.length > 0) { runTicks(); return true; }
     if (jobsPending) return true;
+    if (unhandled !== null && unhandled.size > 0) {
+      // As in Node, a rejection still unhandled once the jobs it could
+      // have been handled in have run is an uncaught exception.
+      const [reason] = unhandled.values();
+      unhandled.clear();
+      uncaughtRejection(reason);
+      return true;
+    }
     if (settledStops && state.k !== "pending") return false;
     immediates = immediates.filter((im) => im._live);
     if (immediates.length > 0) {
@@ -384,6 +392,16 @@
   // A tool's execution ends when its result settles; a program's when
   // nothing is left to run.
   let settledStops = true;
+  // unhandled holds the rejected promises no handler has taken yet (promise
+  // → reason), for engines the host tracks rejections in (programs); null
+  // elsewhere. uncaughtRejection reports one that stayed so.
+  let unhandled = null;
+  let uncaughtRejection = (reason) => uncaught(reason);
+  function rejection(promise, reason, handled) {
+    if (unhandled === null) return;
+    if (handled) unhandled.delete(promise);
+    else unhandled.set(promise, reason);
+  }
 
   // ---- fetch exists and is refused, as Node's permission model refuses -----
   function accessDenied(what) {
@@ -772,11 +790,19 @@
       }
       hostExit("1");
     };
+    // A rejection no handler takes is uncaught, as in Node since 15: an
+    // Error prints as an uncaught exception does; any other reason as
+    // Node's ERR_UNHANDLED_REJECTION.
+    unhandled = new Map();
+    uncaughtRejection = (reason) => uncaught(reason instanceof Error ? reason :
+      "UnhandledPromiseRejection: This error originated either by throwing inside of an async function without a catch " +
+      "block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason \"" +
+      show(reason) + "\".\n{\n  code: 'ERR_UNHANDLED_REJECTION'\n}");
     // start settles the module: what it throws, or its top-level await
     // rejects with, is uncaught. finish ends a program that ran out of work.
     function start(namespace) { namespace.then(undefined, (e) => uncaught(e)); }
     function finish() { exitImpl(undefined); }
-    return [start, finish];
+    return [start, finish, rejection];
   }
 
   return [load, run, take, script, main, attach, tick, init, program];

@@ -96,7 +96,9 @@ func latin1(b []byte) string {
 func QuickJSProgram(prog JSProgram) func(ctx context.Context, inst Instance) ([]byte, error) {
 	return func(ctx context.Context, inst Instance) ([]byte, error) {
 		vm := jsVM{inst}
+		tracker := &rejectionTracker{}
 		ctx = withNodeFunction(WithJSModules(ctx, JSModules{prog.Name: prog.Source}))
+		ctx = context.WithValue(ctx, rejectionTrackerKey{}, tracker)
 		p, err := vm.boot(ctx)
 		if err != nil {
 			return nil, err
@@ -131,13 +133,19 @@ func QuickJSProgram(prog JSProgram) func(ctx context.Context, inst Instance) ([]
 		if err := vm.free(ctx, append(args, p.program)...); err != nil {
 			return nil, err
 		}
-		var start, finish uint32
-		for i, h := range []*uint32{&start, &finish} {
+		var start, finish, rejection uint32
+		for i, h := range []*uint32{&start, &finish, &rejection} {
 			if *h, err = vm.call(ctx, "qjs_get_prop_uint32", uint64(fns), uint64(i)); err != nil {
 				return nil, err
 			}
 		}
 		if err := vm.free(ctx, fns); err != nil {
+			return nil, err
+		}
+		// Rejections no handler takes are the prelude's to track, as Node
+		// tracks them: from here on the engine reports each one.
+		*tracker = rejectionTracker{fn: rejection, undefined: entry.undefined, yes: entry.yes, no: entry.no}
+		if _, err := vm.call(ctx, "qjs_set_promise_rejection_handler", 1); err != nil {
 			return nil, err
 		}
 

@@ -47,11 +47,15 @@ var nodeCLICases = []struct {
 	{name: "argv and exitCode 1", file: "args.js", stdin: `{"words":[]}`, code: 1},
 	{name: "event loop order", file: "order.js"},
 	{name: "stdin never read", file: "no_stdin.js", args: []string{"12"}},
+	{name: "an async main that rejects", file: "rejected_main.js", stdin: `{"path":"/x"}`, code: 1, uncaught: true},
+	{name: "a rejection with no handler", file: "unhandled_reason.js", code: 1, uncaught: true},
+	{name: "a rejection handled late", file: "handled_late.js"},
 }
 
 // errorLine is the first "Name: message" line of an uncaught exception's
-// report.
-var errorLine = regexp.MustCompile(`(?m)^[A-Za-z]*Error: .*$`)
+// report (UnhandledPromiseRejection's for a rejection with no handler whose
+// reason is not an Error).
+var errorLine = regexp.MustCompile(`(?m)^[A-Za-z]*(Error|Rejection): .*$`)
 
 // TestNodeMatchesNode runs each tool under wasmgate node and, when node is
 // on PATH, under node, with the same stdin and arguments: the same stdout,
