@@ -153,16 +153,60 @@
       this._enc = enc;
       this.fatal = !!(options && options.fatal);
       this.ignoreBOM = !!(options && options.ignoreBOM);
+      this._pending = null; // the bytes of a character a streaming decode cut
+      this._first = true; // a BOM is looked for at the start of a stream only
     }
     get encoding() { return this._enc; }
-    decode(input, _options) {
-      if (input === undefined) return "";
-      const b = input instanceof ArrayBuffer ? new Uint8Array(input)
+    // decode, with {stream: true}, keeps the bytes of a character cut at the
+    // end of input for the next call, as the Encoding Standard says.
+    decode(input, options) {
+      const stream = !!(options && options.stream);
+      let b = input === undefined ? new Uint8Array(0) : input instanceof ArrayBuffer ? new Uint8Array(input)
         : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+      if (this._pending !== null) {
+        const joined = new Uint8Array(this._pending.length + b.length);
+        joined.set(this._pending);
+        joined.set(b, this._pending.length);
+        b = joined;
+        this._pending = null;
+      }
+      if (stream) {
+        const keep = this._cut(b);
+        if (keep > 0) {
+          this._pending = b.slice(b.length - keep);
+          b = b.subarray(0, b.length - keep);
+        }
+      }
+      const first = this._first;
+      // The stream has started once a byte was decoded; a call that ends
+      // it (no stream) makes the next call start another.
+      this._first = !stream || (first && b.length === 0);
+      return this._decode(b, first);
+    }
+    // _cut is how many bytes at the end of b begin a character they do not
+    // finish.
+    _cut(b) {
+      const n = b.length;
+      if (this._enc === "utf-16le") {
+        let keep = n % 2;
+        const u = n - keep >= 2 ? b[n - keep - 2] | (b[n - keep - 1] << 8) : 0;
+        if (u >= 0xd800 && u <= 0xdbff) keep += 2;
+        return keep;
+      }
+      if (this._enc !== "utf-8") return 0;
+      for (let k = 1; k <= Math.min(3, n); k++) {
+        const c = b[n - k];
+        if ((c & 0xc0) === 0x80) continue;
+        const need = c >= 0xc2 && c < 0xe0 ? 1 : c >= 0xe0 && c < 0xf0 ? 2 : c >= 0xf0 && c < 0xf5 ? 3 : 0;
+        return need >= k ? k : 0;
+      }
+      return 0;
+    }
+    _decode(b, first) {
       if (this._enc === "windows-1252") return fromUnits(Array.from(b)); // as Node: a byte is a character
       if (this._enc === "utf-16le") {
         let i = 0;
-        if (!this.ignoreBOM && b.length >= 2 && b[0] === 0xff && b[1] === 0xfe) i = 2;
+        if (first && !this.ignoreBOM && b.length >= 2 && b[0] === 0xff && b[1] === 0xfe) i = 2;
         const units = [];
         for (; i + 1 < b.length; i += 2) units.push(b[i] | (b[i + 1] << 8));
         if (i < b.length) {
@@ -180,7 +224,7 @@
         return fromUnits(units);
       }
       let s = "", i = 0;
-      if (!this.ignoreBOM && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) i = 3;
+      if (first && !this.ignoreBOM && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) i = 3;
       const bad = () => { if (this.fatal) throw new TypeError("The encoded data was not valid for encoding utf-8"); return 0xfffd; };
       const units = [];
       while (i < b.length) {

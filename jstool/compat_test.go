@@ -30,7 +30,6 @@ const compatDir = "testdata/compat"
 var compatDifferences = map[string]string{
 	"luxon":     "ReferenceError: Intl is not defined (QuickJS-NG is built without Intl, which luxon formats every date with)",
 	"smol-toml": `String(date) ends "GMT+0000", without node's " (Coordinated Universal Time)": the zone's name comes from ICU data the engine lacks`,
-	"sax":       "its stream decodes chunks with TextDecoder's {stream: true}, which wasmgate's TextDecoder ignores: a UTF-8 character cut between chunks becomes two U+FFFD",
 }
 
 // compatLimits are generous: the corpus is about what a tool computes, not

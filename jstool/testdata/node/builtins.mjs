@@ -68,6 +68,18 @@ export async function execute() {
   out.encoding = [Buffer.from("héllo wörld").toString("base64"), Buffer.from("aGk=", "base64").toString(), Buffer.from("hi").toString("hex"),
     new TextDecoder("utf-16le").decode(new Uint8Array([104, 0, 105, 0])), new TextDecoder("latin1").decode(new Uint8Array([233, 0x80])),
     new TextDecoder().decode(new TextEncoder().encode("€")), btoa("hi"), atob("aGk="), Buffer.byteLength("€")];
+  // TextDecoder's stream mode: characters cut between chunks, a BOM only at
+  // the start of a stream.
+  const streamed = (label, bytes) => {
+    const d = new TextDecoder(label);
+    let s = "";
+    for (let i = 0; i < bytes.length; i++) s += d.decode(bytes.subarray(i, i + 1), { stream: true });
+    return s + d.decode();
+  };
+  const bomDecoder = new TextDecoder();
+  out.streamDecode = [streamed("utf-8", new TextEncoder().encode("\ufeffa€b😀c")), streamed("utf-16le", new Uint8Array([0x3d, 0xd8, 0x00, 0xde, 0x41, 0x00])),
+    streamed("utf-8", new Uint8Array([0x61, 0xe2, 0x82])),
+    bomDecoder.decode(new Uint8Array([0xef, 0xbb, 0xbf, 0x41]), { stream: true }) + "|" + bomDecoder.decode(new Uint8Array([0xef, 0xbb, 0xbf, 0x42]))];
   const clone = structuredClone({ d: new Date(0), m: new Map([[1, { x: [1] }]]), s: new Set(["a"]), r: /x/g });
   out.structuredClone = [clone.d.toISOString(), clone.m.get(1).x, [...clone.s], String(clone.r)];
   const order = [];
