@@ -85,6 +85,16 @@ expect 0 "$BIN" tool run text-slug --tools testdata/toolproto/tools --input '{"t
 step "The same events on the wire (--json): a tool's own Error code is its error event's code, exit 1" "$BIN tool run pat-check --tools testdata/toolproto/tools --json --input '{\"prId\":42}' --config '{\"azdo.token\":\"expired-pat\"}'"
 expect 1 "$BIN" tool run pat-check --tools testdata/toolproto/tools --json --input '{"prId":42}' --config '{"azdo.token":"expired-pat"}'
 
+step "A tool written for Node (runtime \"node\", as the protocol's own tools are) runs sandboxed, writing its own events" "$BIN tool run hello-node --tools testdata/toolproto/tools --json --input '{\"name\":\"Ada\"}'"
+expect 0 "$BIN" tool run hello-node --tools testdata/toolproto/tools --json --input '{"name":"Ada"}' --audit "$AUDIT"
+
+step "A Node command-line program, sandboxed: stdin in, stdout and stderr as written, its own exit status" "echo '{\"numbers\":[1,2,3.5]}' | $BIN node testdata/nodecli/double.js"
+expect 0 "$BIN" node --audit "$AUDIT" testdata/nodecli/double.js <<<'{"numbers":[1,2,3.5]}'
+
+step "An async main() that rejects with no .catch ends it as in node: the error on stderr, exit 1" "echo '{\"path\":\"/x\"}' | $BIN node testdata/nodecli/rejected_main.js"
+expect 1 "$BIN" node --audit "$AUDIT" testdata/nodecli/rejected_main.js <<<'{"path":"/x"}'
+cat "$work/stderr"
+
 step "A TypeScript toolscript calling two registered executors, each call audited" "$BIN script testdata/scripts/combine.ts --config testdata/registry.json"
 expect 0 "$BIN" script testdata/scripts/combine.ts --config testdata/registry.json --audit "$AUDIT"
 
