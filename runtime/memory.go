@@ -33,7 +33,7 @@ func newInstanceMemory(limit uint64, from *Snapshot, copyOnWrite bool) instanceM
 	}
 	a := &memoryAllocator{limit: limit}
 	if from != nil {
-		a.image = from.memory
+		a.image, a.pages = from.memory, from.nonzeroPages()
 	}
 	return a
 }
@@ -55,12 +55,18 @@ type memoryAllocator struct {
 	// copied in before the instance exists, and exposed as memory grows to
 	// its size.
 	image []byte
+	// pages are the ranges of image that hold a nonzero byte: a buffer is
+	// zero to begin with, so a restore copies these alone (a snapshot's
+	// heap has free and never-touched pages between its live ones).
+	pages []byteRange
 	mem   *limitedMemory
 }
 
 func (a *memoryAllocator) Allocate(capacity, _ uint64) experimental.LinearMemory {
 	buf := takeBuffer(max(min(capacity, a.limit), uint64(len(a.image))))
-	copy(buf, a.image)
+	for _, r := range a.pages {
+		copy(buf[r.start:r.end], a.image[r.start:r.end])
+	}
 	a.mem = &limitedMemory{limit: a.limit, buf: buf[:0], dirty: len(a.image)}
 	return a.mem
 }

@@ -39,7 +39,7 @@ func newCOWAllocator(limit uint64, from *Snapshot) instanceMemory {
 	if !ok {
 		return nil
 	}
-	return &cowAllocator{limit: limit, snap: from, fd: fd, fallback: memoryAllocator{limit: limit, image: from.memory}}
+	return &cowAllocator{limit: limit, snap: from, fd: fd, fallback: memoryAllocator{limit: limit, image: from.memory, pages: from.nonzeroPages()}}
 }
 
 func (a *cowAllocator) Allocate(capacity, maxBytes uint64) experimental.LinearMemory {

@@ -50,6 +50,10 @@ type Snapshot struct {
 	// module's initial image (see changedPages).
 	changedOnce sync.Once
 	changed     []byteRange
+	// nonzero lists, once computed, where memory holds a nonzero byte (see
+	// nonzeroPages).
+	nonzeroOnce sync.Once
+	nonzero     []byteRange
 }
 
 type byteRange struct{ start, end int }
@@ -61,26 +65,39 @@ const diffPage = 4096
 // that differ from base (the module's initial image, zero beyond its
 // end). It is computed once: a snapshot belongs to one reactor.
 func (s *Snapshot) changedPages(base []byte) []byteRange {
-	s.changedOnce.Do(func() {
-		var zero [diffPage]byte
-		for off := 0; off < len(s.memory); off += diffPage {
-			end := min(off+diffPage, len(s.memory))
-			var was []byte
-			if off < len(base) {
-				was = base[off:min(end, len(base))]
-			}
-			now := s.memory[off:end]
-			if bytes.Equal(now[:len(was)], was) && bytes.Equal(now[len(was):], zero[:len(now)-len(was)]) {
-				continue
-			}
-			if n := len(s.changed); n > 0 && s.changed[n-1].end == off {
-				s.changed[n-1].end = end
-				continue
-			}
-			s.changed = append(s.changed, byteRange{off, end})
-		}
-	})
+	s.changedOnce.Do(func() { s.changed = differingPages(s.memory, base) })
 	return s.changed
+}
+
+// nonzeroPages returns the ranges of s's memory, in whole diffPage pages,
+// that hold a nonzero byte: all a restore into zeroed memory must copy.
+func (s *Snapshot) nonzeroPages() []byteRange {
+	s.nonzeroOnce.Do(func() { s.nonzero = differingPages(s.memory, nil) })
+	return s.nonzero
+}
+
+// differingPages returns the ranges of mem, in whole diffPage pages, that
+// differ from base (zero beyond its end), adjacent pages joined.
+func differingPages(mem, base []byte) []byteRange {
+	var ranges []byteRange
+	var zero [diffPage]byte
+	for off := 0; off < len(mem); off += diffPage {
+		end := min(off+diffPage, len(mem))
+		var was []byte
+		if off < len(base) {
+			was = base[off:min(end, len(base))]
+		}
+		now := mem[off:end]
+		if bytes.Equal(now[:len(was)], was) && bytes.Equal(now[len(was):], zero[:len(now)-len(was)]) {
+			continue
+		}
+		if n := len(ranges); n > 0 && ranges[n-1].end == off {
+			ranges[n-1].end = end
+			continue
+		}
+		ranges = append(ranges, byteRange{off, end})
+	}
+	return ranges
 }
 
 type savedGlobal struct {
