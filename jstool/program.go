@@ -3,6 +3,7 @@ package jstool
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -79,107 +80,41 @@ func BundleProgram(file string) (Bundle, error) {
 	return build(file, opts)
 }
 
-// ProgramOptions say how RunProgram runs a program.
+// ProgramOptions say how a Program runs.
 type ProgramOptions struct {
-	// Limits are the program's limits (zero fields: ProgramLimits).
-	Limits runtime.Limits
 	// Argv is process.argv (by Node's convention the node binary, the
 	// program's path, then its arguments).
 	Argv []string
-	// Stdin is what process.stdin reads; at most Limits.MaxPayloadBytes
-	// (RunProgram does not check).
-	Stdin []byte
 	// Stdout and Stderr receive what the program writes, as it writes it
-	// (nil: discarded). Each is bounded by Limits.MaxOutputBytes.
+	// (nil: discarded). Each is bounded by the run's MaxOutputBytes.
 	Stdout, Stderr io.Writer
 	// Engine is the QuickJS engine module; nil means the embedded one.
 	Engine []byte
 }
 
-// ProgramResult is how a program ended.
-type ProgramResult struct {
-	// Outcome is Completed for exit status 0, Failed for another status
-	// (ExitCode), or the limit the program reached. An uncaught exception
-	// is exit status 1, the exception written to stderr as Node writes it.
-	runtime.Outcome
-	// ExitCode is the exit status the program ended with (process.exit,
-	// process.exitCode, 1 after an uncaught exception), -1 when it did not
-	// end by itself (a limit stopped it).
-	ExitCode int
-	// Stdout is what the program wrote to stdout (for its digest).
-	Stdout []byte
-	// ModuleDigest identifies what ran: the engine, the prelude and the
-	// bundle.
-	ModuleDigest string
-}
-
-// RunProgram runs a bundled program once, in a fresh engine instance. Its
-// Math.random is seeded from the digests of the bundle and the stdin.
-//
-// # Errors
-//
-// ErrNoEngine when there is no engine module; an error when the engine
-// module is refused, ctx is cancelled or the engine failed.
-func RunProgram(ctx context.Context, engine runtime.Engine, b Bundle, opts ProgramOptions) (ProgramResult, error) {
-	wasm := opts.Engine
-	if wasm == nil {
-		var err error
-		if wasm, err = EngineModule(); err != nil {
-			return ProgramResult{}, err
-		}
-	}
-	reactor, err := engine.LoadReactor(ctx, wasm, host.QuickJSGlue())
-	if err != nil {
-		return ProgramResult{}, fmt.Errorf("the QuickJS engine module: %w", err)
-	}
-	lim := opts.Limits.WithDefaults(ProgramLimits)
-	name := filepath.Base(b.Entry)
-	if name == "" || name == "." || name == "/" {
-		name = "program.js"
-	}
-	digest := ProgramDigest(wasm, b)
-	w := &programStreams{limit: lim.MaxOutputBytes, out: opts.Stdout, err: opts.Stderr, code: -1}
-	seed := audit.DigestBytes([]byte(audit.Digest(b.Source) + audit.Digest(opts.Stdin)))
-	in := runtime.Input{Digest: audit.DigestBytes(opts.Stdin), Limits: lim}
-	ctx = host.WithJSHostFunctions(ctx, host.JSHostFunctions{
-		host.JSProgramWrite: w.write,
-		host.JSProgramExit:  w.exit,
-	})
-	drive := host.QuickJSProgram(host.JSProgram{Name: name, Source: b.Source, Argv: opts.Argv, Stdin: opts.Stdin, Seed: seed})
-	out, err := reactor.Run(ctx, nil, in, runtime.Driver(drive))
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	res := ProgramResult{Outcome: out, ExitCode: w.code, Stdout: w.stdout.Bytes(), ModuleDigest: digest}
-	if err != nil {
-		return res, err
-	}
-	if res.Kind != runtime.Completed && res.Kind != runtime.Failed {
-		res.ExitCode = -1 // a limit stopped it, whatever it was about to exit with
-	}
-	if res.Kind == runtime.Failed && w.code > 0 {
-		res.Message = fmt.Sprintf("exit status %d", w.code)
-	}
-	return res, nil
-}
-
-// Program is a bundled program as an executor the pipeline runs with
-// RunProgram: each Execute runs it once, in.Bytes being its stdin, with
-// in.Limits (its MaxPayloadBytes bounding the stdin, MaxOutputBytes each of
-// stdout and stderr). The Outcome's Output is what it wrote to stdout, its
-// ExitCode the status it ended with (-1 when a limit stopped it).
+// Program is a bundled program as an executor, which the pipeline runs with
+// RunProgram: each Execute runs it once, in a fresh engine instance, as node
+// runs a file. in.Bytes is its stdin (in.Limits.MaxPayloadBytes bounds it;
+// Execute does not check) and in.Digest their digest; in.Limits' unset
+// fields come from ProgramLimits, MaxOutputBytes bounding each of stdout
+// and stderr. The Outcome is Completed for exit status 0, Failed for another
+// status (an uncaught exception is status 1, written to stderr as Node
+// writes it), or the limit the program reached; its Output is what the
+// program wrote to stdout, and its ExitCode the status it ended with, -1
+// when a limit stopped it. Math.random is seeded from the digests of the
+// bundle and the stdin.
 type Program struct {
-	engine   runtime.Engine
-	bundle   Bundle
-	opts     ProgramOptions
-	manifest runtime.Manifest
-	digest   string
+	engine       runtime.Engine
+	bundle       Bundle
+	opts         ProgramOptions
+	manifest     runtime.Manifest
+	digest       string
+	sourceDigest string
 }
 
 // NewProgram makes b an executor of identity m (its id and version, and
 // the limits it runs under where a request sets none, before ProgramLimits)
-// that runs on engine
-// with opts' argv, streams and engine module; opts' Stdin and Limits are
-// each execution's.
+// that runs on engine with opts' argv, streams and engine module.
 //
 // # Errors
 //
@@ -192,8 +127,8 @@ func NewProgram(engine runtime.Engine, b Bundle, m runtime.Manifest, opts Progra
 		}
 		opts.Engine = wasm
 	}
-	opts.Stdin, opts.Limits = nil, runtime.Limits{}
-	return &Program{engine: engine, bundle: b, opts: opts, manifest: m, digest: ProgramDigest(opts.Engine, b)}, nil
+	return &Program{engine: engine, bundle: b, opts: opts, manifest: m,
+		digest: ProgramDigest(opts.Engine, b), sourceDigest: audit.Digest(b.Source)}, nil
 }
 
 // Manifest implements the pipeline's Executor.
@@ -208,13 +143,42 @@ func (p *Program) DefaultLimits() runtime.Limits { return ProgramLimits }
 func (p *Program) ModuleDigest() string { return p.digest }
 
 // Execute implements the pipeline's Executor: one run of the program.
+//
+// # Errors
+//
+// An error when the engine module is refused, ctx is cancelled or the
+// engine failed.
 func (p *Program) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
-	opts := p.opts
-	opts.Stdin, opts.Limits = in.Bytes, in.Limits
-	res, err := RunProgram(ctx, p.engine, p.bundle, opts)
-	out := res.Outcome
-	out.Output, out.ExitCode = res.Stdout, res.ExitCode
-	return out, err
+	reactor, err := p.engine.LoadReactor(ctx, p.opts.Engine, host.QuickJSGlue())
+	if err != nil {
+		return runtime.Outcome{}, fmt.Errorf("the QuickJS engine module: %w", err)
+	}
+	in.Limits = in.Limits.WithDefaults(ProgramLimits)
+	name := filepath.Base(p.bundle.Entry)
+	if name == "" || name == "." || name == "/" {
+		name = "program.js"
+	}
+	w := &programStreams{limit: in.Limits.MaxOutputBytes, out: p.opts.Stdout, err: p.opts.Stderr, code: -1}
+	seed := audit.DigestBytes([]byte(p.sourceDigest + hex.EncodeToString(in.Digest[:])))
+	ctx = host.WithJSHostFunctions(ctx, host.JSHostFunctions{
+		host.JSProgramWrite: w.write,
+		host.JSProgramExit:  w.exit,
+	})
+	drive := host.QuickJSProgram(host.JSProgram{Name: name, Source: p.bundle.Source, Argv: p.opts.Argv, Stdin: in.Bytes, Seed: seed})
+	out, err := reactor.Run(ctx, nil, runtime.Input{Digest: in.Digest, Limits: in.Limits}, runtime.Driver(drive))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out.Output, out.ExitCode = w.stdout.Bytes(), w.code
+	if err != nil {
+		return out, err
+	}
+	if out.Kind != runtime.Completed && out.Kind != runtime.Failed {
+		out.ExitCode = -1 // a limit stopped it, whatever it was about to exit with
+	}
+	if out.Kind == runtime.Failed && w.code > 0 {
+		out.Message = fmt.Sprintf("exit status %d", w.code)
+	}
+	return out, nil
 }
 
 // ProgramDigest identifies a program: the engine module, wasmgate's prelude

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -58,17 +59,18 @@ func TestProgram(t *testing.T) {
 			require.NoError(t, err)
 			for _, name := range enginetest.JSEngines() {
 				var stdout, stderr bytes.Buffer
-				res, err := jstool.RunProgram(context.Background(), engine(t, name), b, jstool.ProgramOptions{
-					Limits: runtime.Limits{MaxOutputBytes: c.maxOutput},
+				prog, err := jstool.NewProgram(engine(t, name), b, runtime.Manifest{ExecutorID: "p", Version: "1.0.0"}, jstool.ProgramOptions{
 					Argv:   []string{"node", "/p.js", "--flag"},
-					Stdin:  []byte(c.stdin),
 					Stdout: &stdout, Stderr: &stderr,
 				})
+				require.NoError(t, err)
+				stdin := []byte(c.stdin)
+				res, err := prog.Execute(context.Background(), runtime.Input{Bytes: stdin, Digest: audit.DigestBytes(stdin), Limits: runtime.Limits{MaxOutputBytes: c.maxOutput}})
 				require.NoError(t, err, name)
 				assert.Equal(t, c.kind, res.Kind, "%s: %s", name, res.Message)
 				assert.Equal(t, c.code, res.ExitCode, name)
 				assert.Equal(t, c.stdout, stdout.String(), name)
-				assert.Equal(t, c.stdout, string(res.Stdout), name)
+				assert.Equal(t, c.stdout, string(res.Output), name)
 				if c.stderr != "" {
 					assert.Contains(t, stderr.String(), c.stderr, name)
 				}

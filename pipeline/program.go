@@ -83,6 +83,5 @@ func (p *Pipeline) RunProgram(ctx context.Context, prog Executor, req ProgramReq
 		d := audit.Digest(out.Output)
 		res.OutputDigest = &d
 	}
-	res.Output = nil
 	return p.finish(ctx, res, start, &tr, runErr)
 }

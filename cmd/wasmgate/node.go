@@ -126,10 +126,9 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 
 	res, err := pipeline.New(pipeline.NewRegistry(), sink).RunProgram(ctx, prog, pipeline.ProgramRequest{Action: "node", Stdin: stdin, Limits: limits})
 	switch {
-	case err != nil && res.Status == "":
-		return e.fail("node", err)
 	case err != nil:
-		fmt.Fprintf(e.stderr, "wasmgate node: %s\n", res.Message)
+		// Cancelled, or the engine failed: the verdict is audited, the
+		// error says what happened.
 		return e.fail("node", err)
 	case res.ExitCode != nil:
 		if res.Status == pipeline.StatusSuccess || *res.ExitCode > 0 {
