@@ -257,6 +257,8 @@ func (r *Record) check() error {
 		return bad("input_digest is required for a SUCCESS")
 	case r.DurationMs < 0:
 		return bad("duration_ms is negative")
+	case r.ExitCode != nil && (*r.ExitCode < 0 || *r.ExitCode > 255):
+		return bad("exit_code must be an exit status, 0 to 255")
 	}
 	for i, code := range r.ReasonCodes {
 		if !isReasonCode(code) {
@@ -290,6 +292,8 @@ func (r *Record) checkAttempt(bad func(string, ...any) error) error {
 		return bad("output_digest is not a member of an %s", EventActionAttempt)
 	case r.AttemptHash != nil:
 		return bad("attempt_hash is not a member of an %s", EventActionAttempt)
+	case r.ExitCode != nil:
+		return bad("exit_code is not a member of an %s", EventActionAttempt)
 	}
 	return nil
 }

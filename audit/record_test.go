@@ -311,4 +311,11 @@ func TestRecordExitCode(t *testing.T) {
 	res, err := Verify(strings.NewReader(buf.String()))
 	require.NoError(t, err)
 	assert.Equal(t, 3, res.Records)
+
+	bad := testRecord(3)
+	code = 256
+	bad.ExitCode = &code
+	_, err = m.Append(context.Background(), bad)
+	require.ErrorIs(t, err, ErrInvalidRecord)
+	assert.Contains(t, err.Error(), "exit_code must be an exit status, 0 to 255")
 }

@@ -297,6 +297,7 @@ func TestAttemptRecordHoldsDigestsOnly(t *testing.T) {
 		{"reason codes", func(r *Record) { r.ReasonCodes = []string{"X"} }, ""},
 		{"output digest", func(r *Record) { d := Digest(nil); r.OutputDigest = &d }, "output_digest is not a member"},
 		{"fuel", func(r *Record) { r.FuelUsed = 1 }, "fuel_used is not a member"},
+		{"exit code", func(r *Record) { code := 0; r.ExitCode = &code }, "exit_code is not a member"},
 		{"no module", func(r *Record) { r.ModuleDigest = "" }, "module_digest is required"},
 		{"no input digest", func(r *Record) { r.InputDigest = "" }, "input_digest is required"},
 		{"raw env", func(r *Record) { env := `{"API_KEY":"sk_live"}`; r.EnvDigest = &env }, "env_digest is not a blake3 digest"},
