@@ -83,6 +83,7 @@ type verifier struct {
 	gapSeq uint64
 
 	scratch []byte
+	last    Record // the last good record
 }
 
 // openAttempt is an unanswered attempt and where it is.
@@ -198,5 +199,6 @@ func (v *verifier) check(line []byte) error {
 		delete(v.open, *rec.AttemptHash)
 	}
 	v.seq, v.prev = rec.Seq, rec.Hash
+	v.last = rec
 	return nil
 }

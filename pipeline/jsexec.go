@@ -14,8 +14,8 @@ import (
 )
 
 // ExecutorSource says where an executor's code comes from: exactly one of Wasm,
-// Module, JS and Package. It is also the shape of an executor entry in a
-// registry file (where Module cannot be given).
+// Module, JS, Package and Bundle. It is also the shape of an executor entry in
+// a registry file (where Module and Bundle cannot be given).
 type ExecutorSource struct {
 	// Wasm is a Wasm module file.
 	Wasm string `json:"wasm,omitempty"`
@@ -35,6 +35,12 @@ type ExecutorSource struct {
 	// ToolsDir is the tool store for Package; empty means
 	// jstool.DefaultStoreDir().
 	ToolsDir string `json:"-"`
+	// Bundle is a JS tool already bundled (ResolveJS, or fetched from where
+	// a bundle was published), for executors given in Go. It needs
+	// Manifest, and Tool selects its export as for JS.
+	Bundle *jstool.Bundle `json:"-"`
+	// Manifest is the manifest of Bundle, and only of Bundle.
+	Manifest *runtime.Manifest `json:"-"`
 }
 
 // check reports a source that names no code, or more than one.
@@ -48,6 +54,9 @@ func (s ExecutorSource) check() error {
 	if s.Module != nil {
 		n++
 	}
+	if s.Bundle != nil {
+		n++
+	}
 	switch {
 	case n == 0:
 		return errors.New(`names no code: set one of "wasm", "js" or "package"`)
@@ -57,6 +66,10 @@ func (s ExecutorSource) check() error {
 		return errors.New(`a "package" needs the "tool" export to run`)
 	case (s.Wasm != "" || s.Module != nil) && s.Tool != "":
 		return errors.New(`"tool" applies to JS tools and packages only`)
+	case s.Bundle != nil && s.Manifest == nil:
+		return errors.New("a JS bundle needs its manifest")
+	case s.Bundle == nil && s.Manifest != nil:
+		return errors.New("a manifest is given for JS bundles only")
 	}
 	return nil
 }
@@ -70,6 +83,8 @@ func (s ExecutorSource) describe() string {
 		return "the module given as bytes"
 	case s.JS != "":
 		return "JS tool " + s.JS
+	case s.Bundle != nil:
+		return "JS bundle " + s.Bundle.Entry
 	}
 	return "package " + s.Package
 }
@@ -106,19 +121,49 @@ func loadSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, 
 		return LoadWasm(ctx, engine, wasm, fallback)
 	case src.Module != nil:
 		return LoadWasm(ctx, engine, src.Module, fallback)
+	}
+	b, man, err := ResolveJS(src, fallback)
+	if err != nil {
+		return nil, err
+	}
+	return loadJS(ctx, engine, b, src.Tool, man)
+}
+
+// ResolveJS returns the bundle and manifest of the JS tool src names (JS,
+// Package or Bundle), as loading it would, without an engine: a JS file
+// bundled (jstool.BundleFile) with its sidecar manifest, a package's
+// bundle from its tool store with the manifest its package.json makes. It
+// is how a tool is turned into bytes to publish. fallback is the manifest
+// of a tool that carries none (LoadRegistry gives the executor id alone).
+//
+// # Errors
+//
+// When src names no code, more than one, or Wasm. Missing code matches
+// os.ErrNotExist (files) or jstool.ErrNotInstalled (packages); code that
+// does not bundle, or whose manifest is not valid, matches
+// runtime.ErrNotAdmitted.
+func ResolveJS(src ExecutorSource, fallback runtime.Manifest) (jstool.Bundle, runtime.Manifest, error) {
+	if err := src.check(); err != nil {
+		return jstool.Bundle{}, runtime.Manifest{}, err
+	}
+	switch {
+	case src.Wasm != "" || src.Module != nil:
+		return jstool.Bundle{}, runtime.Manifest{}, fmt.Errorf("%s is not a JS tool", src.describe())
+	case src.Bundle != nil:
+		return *src.Bundle, *src.Manifest, nil
 	case src.JS != "":
 		if _, err := os.Stat(src.JS); errors.Is(err, os.ErrNotExist) {
-			return nil, missingCode{err}
+			return jstool.Bundle{}, runtime.Manifest{}, missingCode{err}
 		}
 		b, err := jstool.BundleFile(src.JS)
 		if err != nil {
-			return nil, refused(err)
+			return jstool.Bundle{}, runtime.Manifest{}, refused(err)
 		}
 		man, err := sidecarManifest(src.JS, fallback)
 		if err != nil {
-			return nil, refused(err)
+			return jstool.Bundle{}, runtime.Manifest{}, refused(err)
 		}
-		return loadJS(ctx, engine, b, src.Tool, man)
+		return b, man, nil
 	}
 	dir := src.ToolsDir
 	if dir == "" {
@@ -126,16 +171,16 @@ func loadSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, 
 	}
 	inst, err := jstool.Store{Dir: dir}.Get(src.Package)
 	if errors.Is(err, jstool.ErrNotInstalled) {
-		return nil, missingCode{err}
+		return jstool.Bundle{}, runtime.Manifest{}, missingCode{err}
 	}
 	if err != nil {
-		return nil, refused(err)
+		return jstool.Bundle{}, runtime.Manifest{}, refused(err)
 	}
 	man, err := packageManifest(inst, src.Tool, fallback)
 	if err != nil {
-		return nil, refused(err)
+		return jstool.Bundle{}, runtime.Manifest{}, refused(err)
 	}
-	return loadJS(ctx, engine, inst.Bundle, src.Tool, man)
+	return inst.Bundle, man, nil
 }
 
 func loadJS(ctx context.Context, engine runtime.Engine, b jstool.Bundle, export string, man runtime.Manifest) (Executor, error) {

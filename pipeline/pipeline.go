@@ -22,6 +22,11 @@ const ErrInvalidRequest = errorString("pipeline: invalid request")
 // failing executor.
 const ErrInternal = errorString("pipeline: internal error")
 
+// ErrBusy is matched by the error of a Runner that refused an action for
+// want of capacity (a cluster whose queue is full): nothing was recorded,
+// and the caller may retry.
+const ErrBusy = errorString("pipeline: busy")
+
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
@@ -48,6 +53,20 @@ func New(registry *Registry, sink audit.Sink, opts ...Option) *Pipeline {
 
 // Registry is the registry the pipeline resolves actions through.
 func (p *Pipeline) Registry() *Registry { return p.registry }
+
+// Actions lists the registry's actions, sorted.
+func (p *Pipeline) Actions() []string { return p.registry.Actions() }
+
+// Runner executes actions under governance: a *Pipeline in this process,
+// or a cluster.Client through workers elsewhere, with the same results.
+type Runner interface {
+	// Execute runs one action; see Pipeline.Execute.
+	Execute(ctx context.Context, req ActionRequest) (ActionResult, error)
+	// Actions lists the actions it serves, sorted.
+	Actions() []string
+}
+
+var _ Runner = (*Pipeline)(nil)
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
@@ -172,6 +191,12 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 		return nil
 	}
 
+	if dl, ok := ctx.Deadline(); ok && !p.now().Before(dl) {
+		// The caller's deadline passed before the executor could start
+		// (the request waited in a queue): refused unrun.
+		block(res, StatusBlocked, "the request's deadline passed before it could run", ExecutorTimeout)
+		return nil
+	}
 	if !p.writeAhead(ctx, res, tr) {
 		return nil
 	}
@@ -424,6 +449,10 @@ func checkTimestamp(ts string) error {
 	}
 	return nil
 }
+
+// NewTraceID returns a random (version 4) UUID: the trace id of a request
+// that brings none.
+func NewTraceID() string { return newUUID() }
 
 // newUUID returns a random (version 4) UUID for requests that bring none.
 func newUUID() string {

@@ -220,12 +220,73 @@ func (r *Registry) Problems() []string {
 	return out
 }
 
-// registryFile is the on-disk registry configuration.
-type registryFile struct {
+// RegistryFile is the on-disk registry configuration.
+type RegistryFile struct {
 	// Executors map ids to their code; file paths are relative to the
 	// configuration file.
 	Executors map[string]ExecutorSource `json:"executors"`
-	Actions   map[string]Route          `json:"actions"`
+	// Actions map action names to their routes.
+	Actions map[string]Route `json:"actions"`
+}
+
+// ReadRegistryFile reads a registry configuration file as LoadRegistry does,
+// without loading anything: for tools that turn its executors into bytes
+// (publishing a registry). Wasm and JS paths come back absolute.
+//
+// # Errors
+//
+// The errors of the file itself that fail LoadRegistry: unreadable, not
+// JSON, unknown fields, no actions, an executor naming no code or more
+// than one. Code that is missing is not an error here.
+func ReadRegistryFile(path string) (RegistryFile, error) {
+	cfg, err := readRegistryFile(path)
+	if err != nil {
+		return RegistryFile{}, err
+	}
+	for id, src := range cfg.Executors {
+		for _, p := range []*string{&src.Wasm, &src.JS} {
+			if *p == "" {
+				continue
+			}
+			if *p, err = filepath.Abs(*p); err != nil {
+				return RegistryFile{}, fmt.Errorf("registry %s: executor %q: %w", path, id, err)
+			}
+		}
+		cfg.Executors[id] = src
+	}
+	return cfg, nil
+}
+
+// readRegistryFile decodes and checks a registry configuration file, with
+// its Wasm and JS paths joined to the file's directory.
+func readRegistryFile(path string) (RegistryFile, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return RegistryFile{}, fmt.Errorf("registry: %w", err)
+	}
+	var cfg RegistryFile
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return RegistryFile{}, fmt.Errorf("registry %s: %w", path, err)
+	}
+	if len(cfg.Actions) == 0 {
+		return RegistryFile{}, fmt.Errorf("registry %s: no actions", path)
+	}
+	dir := filepath.Dir(path)
+	for _, id := range sortedKeys(cfg.Executors) {
+		src := cfg.Executors[id]
+		if err := src.check(); err != nil {
+			return RegistryFile{}, fmt.Errorf("registry %s: executor %q %v", path, id, err)
+		}
+		for _, p := range []*string{&src.Wasm, &src.JS} {
+			if *p != "" && !filepath.IsAbs(*p) {
+				*p = filepath.Join(dir, *p)
+			}
+		}
+		cfg.Executors[id] = src
+	}
+	return cfg, nil
 }
 
 // LoadRegistry reads a registry configuration file and loads every executor
@@ -237,32 +298,13 @@ type registryFile struct {
 // kept, and blocks its own requests with the matching reason code; see
 // Problems.
 func LoadRegistry(ctx context.Context, path string, engine runtime.Engine) (*Registry, error) {
-	raw, err := os.ReadFile(path)
+	cfg, err := readRegistryFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("registry: %w", err)
+		return nil, err
 	}
-	var cfg registryFile
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return nil, fmt.Errorf("registry %s: %w", path, err)
-	}
-	if len(cfg.Actions) == 0 {
-		return nil, fmt.Errorf("registry %s: no actions", path)
-	}
-	dir := filepath.Dir(path)
 	r := NewRegistry()
 	for _, id := range sortedKeys(cfg.Executors) {
-		src := cfg.Executors[id]
-		if err := src.check(); err != nil {
-			return nil, fmt.Errorf("registry %s: executor %q %v", path, id, err)
-		}
-		for _, p := range []*string{&src.Wasm, &src.JS} {
-			if *p != "" && !filepath.IsAbs(*p) {
-				*p = filepath.Join(dir, *p)
-			}
-		}
-		if err := r.AddSource(ctx, engine, id, src); err != nil {
+		if err := r.AddSource(ctx, engine, id, cfg.Executors[id]); err != nil {
 			return nil, err
 		}
 	}
@@ -347,6 +389,8 @@ func sourceFallback(src ExecutorSource) runtime.Manifest {
 		return ManifestFromFile("module.wasm", runtime.Limits{})
 	case src.JS != "":
 		return ManifestFromFile(src.JS, runtime.Limits{})
+	case src.Bundle != nil && src.Manifest != nil:
+		return *src.Manifest
 	}
 	return runtime.Manifest{}
 }

@@ -68,3 +68,15 @@ func (r Results) Present(res ActionResult) ActionResult {
 	}
 	return res
 }
+
+// QuotesExecutor reports whether res.Message quotes the executor's own
+// text, which digest-only results withhold. With WithQuote it carries that
+// across a process boundary, so that a result executed elsewhere is
+// presented as it would have been here.
+func QuotesExecutor(res ActionResult) bool { return res.guestMessage }
+
+// WithQuote returns res, its Message marked as quoting the executor or not.
+func WithQuote(res ActionResult, quotes bool) ActionResult {
+	res.guestMessage = quotes
+	return res
+}

@@ -1,17 +1,23 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/cluster"
 )
 
 const auditHelp = `Usage:
   wasmgate audit verify FILE
+  wasmgate audit verify --nats URL [--nats-prefix P]
+  wasmgate audit export --nats URL [--nats-prefix P] > log.jsonl
   wasmgate audit repair FILE [--lock-wait 10s]
 
 verify checks an audit log: every line canonical JSON with exactly its
@@ -37,20 +43,22 @@ usage error, 4 the repair itself failed.
 `
 
 // auditCmd holds the audit log subcommands.
-func (e env) auditCmd(args []string) int {
+func (e env) auditCmd(ctx context.Context, args []string) int {
 	if len(args) == 0 {
-		return e.fail("audit", usagef("usage: wasmgate audit verify FILE | wasmgate audit repair FILE ('wasmgate audit -h' for more)"))
+		return e.fail("audit", usagef("usage: wasmgate audit verify FILE | wasmgate audit repair FILE | wasmgate audit export --nats URL ('wasmgate audit -h' for more)"))
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(e.stdout, auditHelp)
 		return exitSuccess
 	case "verify":
-		return e.auditVerifyCmd(args[1:])
+		return e.auditVerifyCmd(ctx, args[1:])
+	case "export":
+		return e.auditExportCmd(ctx, args[1:])
 	case "repair":
 		return e.auditRepairCmd(args[1:])
 	}
-	return e.fail("audit", usagef("unknown subcommand %q (verify, repair)", args[0]))
+	return e.fail("audit", usagef("unknown subcommand %q (verify, repair, export)", args[0]))
 }
 
 func (e env) auditFlagSet(name string) *flag.FlagSet {
@@ -71,18 +79,46 @@ func oneFile(fs *flag.FlagSet, args []string) (string, error) {
 	return pos[0], nil
 }
 
-func (e env) auditVerifyCmd(args []string) int {
+func (e env) auditVerifyCmd(ctx context.Context, args []string) int {
 	const name = "audit verify"
-	path, err := oneFile(e.auditFlagSet(name), args)
-	if err != nil {
-		return e.fail(name, err)
+	fs := e.auditFlagSet(name)
+	var nf natsFlags
+	nf.register(fs, "verify the audit chain of this NATS JetStream deployment instead of a file")
+	var (
+		path string
+		log  io.Reader
+		err  error
+	)
+	if pos, perr := parseInterleaved(fs, args); perr == nil && nf.set() {
+		if len(pos) > 0 {
+			return e.fail(name, usagef("--nats verifies the deployment's chain: no file argument (%q)", pos[0]))
+		}
+		c, err := nf.connect(ctx, "audit verify")
+		if err != nil {
+			return e.fail(name, err)
+		}
+		defer c.Close()
+		path = c.Names.AuditStream()
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := cluster.ExportAudit(ctx, c, pw)
+			pw.CloseWithError(err)
+		}()
+		log = pr
+	} else {
+		fs = e.auditFlagSet(name)
+		path, err = oneFile(fs, args)
+		if err != nil {
+			return e.fail(name, err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return e.fail(name, usagef("%v", err))
+		}
+		defer f.Close()
+		log = f
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return e.fail(name, usagef("%v", err))
-	}
-	defer f.Close()
-	rep, err := audit.Verify(f)
+	rep, err := audit.Verify(log)
 	var ce *audit.ChainError
 	if errors.As(err, &ce) {
 		fmt.Fprintf(e.stderr, "%s:%d: %s\n", path, ce.Line, ce.Reason)
@@ -100,6 +136,37 @@ func (e env) auditVerifyCmd(args []string) int {
 		fmt.Fprintf(e.stdout, "%s:%d: attempt seq %d (%s, trace_id %s) has no verdict: the execution never ended in one (the process stopped, or the verdict could not be written), or is still running\n",
 			path, a.Line, a.Seq, a.Action, a.TraceID)
 	}
+	return exitSuccess
+}
+
+func (e env) auditExportCmd(ctx context.Context, args []string) int {
+	const name = "audit export"
+	fs := e.auditFlagSet(name)
+	var nf natsFlags
+	nf.register(fs, "the NATS JetStream deployment whose audit chain to write (required)")
+	pos, err := parseInterleaved(fs, args)
+	switch {
+	case err != nil:
+		return e.fail(name, &usageError{err.Error()})
+	case len(pos) > 0:
+		return e.fail(name, usagef("unexpected argument %q: the log goes to stdout (> log.jsonl)", pos[0]))
+	case !nf.set():
+		return e.fail(name, usagef("--nats URL is required"))
+	}
+	c, err := nf.connect(ctx, "audit export")
+	if err != nil {
+		return e.fail(name, err)
+	}
+	defer c.Close()
+	w := bufio.NewWriterSize(e.stdout, 256<<10)
+	n, err := cluster.ExportAudit(ctx, c, w)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return e.fail(name, err)
+	}
+	fmt.Fprintf(e.stderr, "wasmgate audit export: %s from %s\n", count(int(n), "record"), c.Names.AuditStream())
 	return exitSuccess
 }
 

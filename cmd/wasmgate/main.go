@@ -12,6 +12,9 @@
 //	wasmgate inspect FILE
 //	wasmgate pack --manifest M.json IN.wasm -o OUT.wasm
 //	wasmgate audit verify FILE | wasmgate audit repair FILE
+//	wasmgate audit verify --nats URL | wasmgate audit export --nats URL
+//	wasmgate publish --nats URL --config FILE
+//	wasmgate worker --nats URL [--concurrency N]
 //	wasmgate replay --wasm FILE | --js FILE | --package P --tool T | --config FILE --corpus REQUESTS.jsonl [flags]
 //
 // Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error,
@@ -59,9 +62,12 @@ Usage:
   wasmgate node [--audit FILE] [flags] FILE [ARGS...]                   run a Node program as node would, sandboxed (stdin, stdout, exit status)
   wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
   wasmgate pack --manifest M.json IN.wasm -o OUT.wasm                   embed a manifest in a module
-  wasmgate audit verify FILE                                            check an audit log's hash chain; name attempts without a verdict
+  wasmgate audit verify FILE | --nats URL                               check an audit log's hash chain; name attempts without a verdict
+  wasmgate audit export --nats URL > log.jsonl                          write a cluster's audit chain as JSON Lines
   wasmgate audit repair FILE                                            cut a torn last line back to the last complete record
   wasmgate replay --wasm FILE|--js FILE|--config FILE --corpus R.jsonl  re-run requests on every engine; report divergences
+  wasmgate publish --nats URL --config FILE                             put a registry, its modules and tools in a NATS JetStream deployment
+  wasmgate worker --nats URL [--concurrency N]                          execute a NATS deployment's requests (serve, rep and run take --nats)
 
 Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error,
             5 divergence (replay: results differ between runs, engines or the audit log).
@@ -96,7 +102,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "pack":
 		return e.packCmd(rest)
 	case "audit":
-		return e.auditCmd(rest)
+		return e.auditCmd(ctx, rest)
 	case "replay":
 		return e.replayCmd(ctx, rest)
 	case "tools":
@@ -111,6 +117,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.scriptCmd(ctx, rest)
 	case "node":
 		return e.nodeCmd(ctx, rest)
+	case "worker":
+		return e.workerCmd(ctx, rest)
+	case "publish":
+		return e.publishCmd(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitSuccess

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/cluster"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/jsonrpc"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -112,6 +113,8 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	resultsFlag := fs.String("results", "full", resultsUsage+"; digest-only: Poll reports no step outputs, only their digests")
 	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
+	var nf natsFlags
+	nf.register(fs, "dispatch every step to the workers of this NATS JetStream deployment (instead of --config)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), repHelp)
 		fs.PrintDefaults()
@@ -123,8 +126,12 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	switch {
 	case len(pos) > 0:
 		return e.fail("rep", usagef("unexpected argument %q", pos[0]))
+	case nf.set():
+		if err := notWith(fs, "config", "audit"); err != nil {
+			return e.fail("rep", err)
+		}
 	case *config == "":
-		return e.fail("rep", usagef("--config FILE is required: its actions are what flows can run"))
+		return e.fail("rep", usagef("--config FILE (or --nats URL) is required: its actions are what flows can run"))
 	case *concurrency < 1:
 		return e.fail("rep", usagef("--concurrency must be at least 1"))
 	}
@@ -145,31 +152,14 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 		logger = slog.New(slog.NewJSONHandler(e.stderr, nil))
 	}
 
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(*cache)))
+	runner, closeRunner, err := e.repRunner(ctx, nf, name, *cache, *config, *auditPath, *auditLockWait, logger)
 	if err != nil {
 		return e.fail("rep", err)
 	}
-	defer engine.Close(context.WithoutCancel(ctx))
-	reg, err := e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
-		func(problem string) { logger.Warn("registry problem", "problem", problem) })
-	if err != nil {
-		return e.fail("rep", err)
-	}
-	var sink audit.Sink
-	if *auditPath != "" {
-		fsink, err := openAuditLog(*auditPath, *auditLockWait)
-		if err != nil {
-			return e.fail("rep", err)
-		}
-		sink = fsink
-	} else {
-		logger.Warn("no --audit file: audit records are checked and dropped")
-		sink = audit.NewDiscardSink()
-	}
-	defer sink.Close()
+	defer closeRunner()
 
 	srv, err := jsonrpc.NewServer(jsonrpc.Config{
-		Pipeline:       pipeline.New(reg, sink),
+		Pipeline:       runner,
 		Results:        results,
 		Concurrency:    *concurrency,
 		DefaultRunID:   defaults.runID,
@@ -181,7 +171,7 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 		return e.fail("rep", usagef("TRACE_MIND_RUN_ID or TRACE_MIND_TRACE_ID: %v", err))
 	}
 	logger.Info("serving the JSON-RPC runtime protocol on stdio", "version", jsonrpc.ProtocolVersion,
-		"actions", len(reg.Actions()), "concurrency", *concurrency, "audit", *auditPath)
+		"actions", len(runner.Actions()), "concurrency", *concurrency, "audit", *auditPath)
 	err = srv.Serve(ctx, e.stdin, e.stdout)
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -192,6 +182,63 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	}
 	logger.Info("end of input: every run has finished")
 	return exitSuccess
+}
+
+// repRunner is what executes rep's steps: a pipeline of this process on
+// the registry of config, audited to auditPath, or with --nats a client of
+// the deployment's workers. closeFn releases it.
+func (e env) repRunner(ctx context.Context, nf natsFlags, name runtime.EngineName, cache, config, auditPath string, lockWait time.Duration, logger *slog.Logger) (runner pipeline.Runner, closeFn func(), err error) {
+	var closers []func()
+	closeFn = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeFn()
+		}
+	}()
+	if nf.set() {
+		c, err := nf.connect(ctx, "rep")
+		if err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, c.Close)
+		client, err := cluster.NewClient(ctx, c, cluster.ClientOptions{})
+		if errors.Is(err, cluster.ErrNoRegistry) {
+			return nil, nil, usagef("%v: publish one first (wasmgate publish --nats %s --config FILE)", err, nf.o.URL)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, func() { client.Close() })
+		logger.Info("dispatching steps to NATS workers", "nats", c.NC.ConnectedUrl(), "prefix", c.Names.Prefix)
+		return client, closeFn, nil
+	}
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(cache)))
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, func() { engine.Close(context.WithoutCancel(ctx)) })
+	reg, err := e.loadRegistry(ctx, engine, sourceFlags{config: config}, "", runtime.Limits{},
+		func(problem string) { logger.Warn("registry problem", "problem", problem) })
+	if err != nil {
+		return nil, nil, err
+	}
+	var sink audit.Sink
+	if auditPath != "" {
+		fsink, err := openAuditLog(auditPath, lockWait)
+		if err != nil {
+			return nil, nil, err
+		}
+		sink = fsink
+	} else {
+		logger.Warn("no --audit file: audit records are checked and dropped")
+		sink = audit.NewDiscardSink()
+	}
+	closers = append(closers, func() { sink.Close() })
+	return pipeline.New(reg, sink), closeFn, nil
 }
 
 // repDefaults are what the orchestrator passes through the environment

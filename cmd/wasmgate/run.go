@@ -14,6 +14,7 @@ import (
 
 	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/cluster"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -27,6 +28,8 @@ type runFlags struct {
 	limits                    runtime.Limits
 	results                   string
 	auditLockWait             time.Duration
+	nats                      natsFlags
+	timeout                   time.Duration
 }
 
 func (e env) runCmd(ctx context.Context, args []string) int {
@@ -42,6 +45,8 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.StringVar(&f.traceID, "trace-id", "", "trace id (UUID) of the request (default: random)")
 	fs.StringVar(&f.results, "results", "full", resultsUsage)
+	f.nats.register(fs, "send the request to the workers of this NATS JetStream deployment (with --action; instead of --wasm, --js, --package or --config)")
+	fs.DurationVar(&f.timeout, "nats-timeout", time.Minute, "with --nats: how long to wait for the verdict (the request's deadline)")
 	pretty := fs.Bool("pretty", false, "indent the printed result (the output is then re-indented too)")
 	fs.Int64Var(&f.limits.TimeoutMs, "timeout-ms", 0, "wall-clock limit in milliseconds (default: manifest, else 1000)")
 	fs.Var(uint32Flag{&f.limits.MemoryPages}, "memory-pages", "memory limit in 64 KiB pages (default: manifest, else 256)")
@@ -57,7 +62,16 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	if f.limits, err = zeroLimits(fs, f.limits); err != nil {
 		return e.fail("run", err)
 	}
-	res, err := e.execute(ctx, f)
+	var res pipeline.ActionResult
+	if f.nats.set() {
+		if err := notWith(fs, "wasm", "js", "package", "tool", "tools-dir", "config", "audit", "engine", "timeout-ms", "memory-pages",
+			"max-payload-bytes", "fuel", "max-depth", "max-list-items", "max-output-bytes"); err != nil {
+			return e.fail("run", err)
+		}
+		res, err = e.executeNATS(ctx, f)
+	} else {
+		res, err = e.execute(ctx, f)
+	}
 	if err != nil && res.Status == "" {
 		return e.fail("run", err)
 	}
@@ -81,6 +95,47 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 		return exitFailed
 	}
 	return exitBlocked
+}
+
+// executeNATS sends the request to a deployment's workers.
+func (e env) executeNATS(ctx context.Context, f runFlags) (pipeline.ActionResult, error) {
+	var none pipeline.ActionResult
+	switch {
+	case f.action == "":
+		return none, usagef("--nats needs --action NAME")
+	case f.input != "" && f.inputFile != "":
+		return none, usagef("--input and --input-file are exclusive")
+	case f.timeout <= 0:
+		return none, usagef("--nats-timeout must be positive")
+	}
+	results, err := pipeline.ParseResults(f.results)
+	if err != nil {
+		return none, usagef("--results: %v", err)
+	}
+	payload, err := e.readPayload(f)
+	if err != nil {
+		return none, err
+	}
+	c, err := f.nats.connect(ctx, "run")
+	if err != nil {
+		return none, err
+	}
+	defer c.Close()
+	client, err := cluster.NewClient(ctx, c, cluster.ClientOptions{Results: results})
+	if errors.Is(err, cluster.ErrNoRegistry) {
+		return none, usagef("%v: publish one first (wasmgate publish --nats %s --config FILE)", err, f.nats.o.URL)
+	}
+	if err != nil {
+		return none, err
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	res, err := client.Execute(ctx, pipeline.ActionRequest{Action: f.action, Payload: payload, TraceID: f.traceID})
+	if errors.Is(err, pipeline.ErrInvalidRequest) {
+		return none, usagef("%v", err)
+	}
+	return res, err
 }
 
 func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, error) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/cluster"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/httpexec"
@@ -58,6 +59,8 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	maxExec := fs.Duration("max-execution-time", httpexec.DefaultMaxExecutionTime, "wall-clock limit of one tool call, advertised by /info (the protocol asks for at least 60s; less is for tests)")
 	resultsFlag := fs.String("results", "full", resultsUsage)
 	authAll := fs.Bool("auth-all", false, "require EXECUTOR_API_KEY on every route (/health, /info, /metrics too), not only on /execute-tool")
+	var nf natsFlags
+	nf.register(fs, "dispatch every call to the workers of this NATS JetStream deployment instead of executing it here")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveHelp)
 		fs.PrintDefaults()
@@ -83,6 +86,11 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		return e.fail("serve", usagef("--max-execution-time must be at least 1s"))
 	case *authAll && os.Getenv("EXECUTOR_API_KEY") == "":
 		return e.fail("serve", usagef("--auth-all needs a key: set EXECUTOR_API_KEY"))
+	}
+	if nf.set() {
+		if err := notWith(fs, "config", "audit", "npm-allow", "tools-dir"); err != nil {
+			return e.fail("serve", err)
+		}
 	}
 	name, err := runtime.ParseEngineName(*engineName)
 	if err != nil {
@@ -128,8 +136,29 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 			return e.fail("serve", err)
 		}
 	}
+	var runner pipeline.Runner
+	if nf.set() {
+		c, err := nf.connect(ctx, "serve")
+		if err != nil {
+			return e.fail("serve", err)
+		}
+		defer c.Close()
+		client, err := cluster.NewClient(ctx, c, cluster.ClientOptions{Results: results})
+		if errors.Is(err, cluster.ErrNoRegistry) {
+			return e.fail("serve", usagef("%v: publish one first (wasmgate publish --nats %s --config FILE)", err, nf.o.URL))
+		}
+		if err != nil {
+			return e.fail("serve", err)
+		}
+		defer client.Close()
+		runner = client
+		logger.Info("dispatching to NATS workers", "nats", c.NC.ConnectedUrl(), "prefix", c.Names.Prefix, "actions", len(client.Actions()))
+	}
 	var sink audit.Sink
-	if *auditPath != "" {
+	if runner != nil {
+		// The workers audit every call, to the cluster's chain.
+		sink = audit.NewDiscardSink()
+	} else if *auditPath != "" {
 		fsink, err := openAuditLog(*auditPath, *auditLockWait)
 		if err != nil {
 			return e.fail("serve", err)
@@ -145,6 +174,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	srv := httpexec.NewServer(httpexec.Config{
 		Engine:                engine,
 		Registry:              reg,
+		Runner:                runner,
 		Store:                 store,
 		Sink:                  sink,
 		APIKey:                os.Getenv("EXECUTOR_API_KEY"),

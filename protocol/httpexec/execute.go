@@ -37,6 +37,8 @@ type executeResponse struct {
 	ExecutionTimeMs int64           `json:"executionTimeMs"`
 	*typedFailure
 	Wasmgate *verdict `json:"wasmgate,omitempty"`
+	// busy: the Runner refused the call for want of capacity (503).
+	busy string
 }
 
 // verdict is the ActionResult's auditable part.
@@ -99,6 +101,13 @@ func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
 	defer s.metrics.inFlight.Dec()
 
 	resp := s.call(r.Context(), req, traceID)
+	if resp.busy != "" {
+		s.metrics.admissionRefusals.WithLabelValues("cluster_full").Inc()
+		s.metrics.observeCall("REFUSED", CodeServiceUnavailable)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, CodeServiceUnavailable, resp.busy+"; retry later")
+		return
+	}
 	resp.ExecutionTimeMs = time.Since(start).Milliseconds()
 	if resp.Error != nil && resp.typedFailure == nil {
 		resp.typedFailure = classify(resp.Error.Code, resp.Wasmgate)
@@ -185,6 +194,9 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (executeRequest, 
 // servesByName reports whether name is an action or executor of the
 // registry rather than an npm package.
 func (s *Server) servesByName(name string) bool {
+	if s.cfg.Runner != nil {
+		return slices.Contains(s.cfg.Runner.Actions(), name)
+	}
 	reg := s.cfg.Registry
 	if reg == nil {
 		return false
@@ -341,6 +353,9 @@ func (s *Server) call(ctx context.Context, req executeRequest, traceID string) e
 		InputDigest: res.InputDigest, OutputDigest: res.OutputDigest, FuelUsed: res.FuelUsed,
 	}
 	if err != nil && res.Status == "" {
+		if errors.Is(err, pipeline.ErrBusy) {
+			return executeResponse{busy: err.Error()}
+		}
 		if errors.Is(err, pipeline.ErrInvalidRequest) {
 			return executeResponse{Error: &errDetail{CodeInvalidRequest, err.Error()}}
 		}
@@ -405,7 +420,15 @@ func mapResult(res pipeline.ActionResult) *errDetail {
 // is refused through a pipeline that resolves nothing, so that the refusal
 // is audited like any call (BLOCKED): refusal is then the answer. fail is
 // an answer for a call that reached no pipeline.
-func (s *Server) resolve(ctx context.Context, req executeRequest) (p *pipeline.Pipeline, action string, refusal, fail *errDetail) {
+func (s *Server) resolve(ctx context.Context, req executeRequest) (p pipeline.Runner, action string, refusal, fail *errDetail) {
+	if r := s.cfg.Runner; r != nil {
+		if slices.Contains(r.Actions(), req.PackageName) {
+			return r, req.PackageName, nil, nil
+		}
+		// Refused where it is audited, by a worker: ACTION_UNKNOWN.
+		return r, refusedAction(req), &errDetail{CodePackageNotFound,
+			fmt.Sprintf("package %s is not served here: it is not an action of the registry published to the cluster", req.PackageName)}, nil
+	}
 	if reg := s.cfg.Registry; reg != nil {
 		if slices.Contains(reg.Actions(), req.PackageName) {
 			return s.tools.registryPipeline(), req.PackageName, nil, nil
@@ -451,6 +474,9 @@ func refusedAction(req executeRequest) string {
 // npmAllowed reports whether the server may fetch the npm package name.
 func (s *Server) npmAllowed(name string) bool {
 	allow := s.cfg.NPMAllow
+	if s.cfg.Runner != nil {
+		return false
+	}
 	if allow == nil && s.cfg.Registry == nil {
 		return true
 	}
@@ -468,6 +494,9 @@ func (s *Server) npmAllowed(name string) bool {
 // NPMAllowed is what the server lets requests fetch from npm, as patterns
 // ("*" for every package; none when empty).
 func (s *Server) NPMAllowed() []string {
+	if s.cfg.Runner != nil {
+		return []string{}
+	}
 	if s.cfg.NPMAllow == nil && s.cfg.Registry == nil {
 		return []string{"*"}
 	}

@@ -64,6 +64,11 @@ type Config struct {
 	Engine wgruntime.Engine
 	// Registry, when set, serves its actions and executors by name.
 	Registry *pipeline.Registry
+	// Runner, when set, executes every call instead of a pipeline of this
+	// process (a cluster.Client: the calls go to workers, which audit
+	// them). It serves its actions by name; Registry, Engine, Sink and npm
+	// packages are not used (tools are published to the cluster instead).
+	Runner pipeline.Runner
 	// Store is the tool store npm packages are installed into.
 	Store jstool.Store
 	// NPMAllow are the npm packages a request may name beyond the

@@ -119,7 +119,7 @@ type Config struct {
 	// Pipeline runs every action step; its registry's actions are the step
 	// kinds. It must return full results: steps reference each other's
 	// outputs.
-	Pipeline *pipeline.Pipeline
+	Pipeline pipeline.Runner
 	// Results is what Poll reports. With pipeline.ResultsDigestOnly, the
 	// steps' outputs stay inside the run (summary.outputs is empty; each
 	// step event's result has the output digest) and no message quotes an
@@ -217,7 +217,7 @@ func NewServer(cfg Config) (*Server, error) {
 		known:  map[string]bool{},
 		runCtx: context.Background(),
 	}
-	s.stepKinds = append(cfg.Pipeline.Registry().Actions(), flow.SwitchKind)
+	s.stepKinds = append(cfg.Pipeline.Actions(), flow.SwitchKind)
 	for _, k := range s.stepKinds {
 		s.known[k] = true
 	}

@@ -1,0 +1,120 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/wasmgate/wasmgate/pipeline"
+)
+
+// Headers of a request message. The message id (Nats-Msg-Id) is the
+// request's trace id, so JetStream drops a publish that is retried.
+const (
+	// HeaderReply is the subject the worker publishes the result on.
+	HeaderReply = "Wasmgate-Reply"
+	// HeaderDeadline is the request's deadline (RFC 3339, UTC): a worker
+	// that takes it later refuses it unrun, BLOCKED EXECUTOR_TIMEOUT.
+	HeaderDeadline = "Wasmgate-Deadline"
+)
+
+// wireRequest is a request message's body. The payload and env travel as
+// the bytes the caller gave (JSON or not: a payload that is not JSON is a
+// verdict, NON_JSON_PAYLOAD, which the worker reaches and audits).
+type wireRequest struct {
+	Action  string `json:"action"`
+	TraceID string `json:"trace_id"`
+	TsUTC   string `json:"ts_utc"`
+	Payload []byte `json:"payload"`
+	Env     []byte `json:"env,omitempty"`
+}
+
+func encodeRequest(req pipeline.ActionRequest) []byte {
+	b, _ := json.Marshal(wireRequest{Action: req.Action, TraceID: req.TraceID, TsUTC: req.TsUTC, Payload: req.Payload, Env: req.Env})
+	return b
+}
+
+func decodeRequest(m *nats.Msg) (pipeline.ActionRequest, time.Time, error) {
+	var w wireRequest
+	if err := json.Unmarshal(m.Data, &w); err != nil {
+		return pipeline.ActionRequest{}, time.Time{}, fmt.Errorf("request message: %w", err)
+	}
+	if w.TraceID == "" || w.Action == "" {
+		return pipeline.ActionRequest{}, time.Time{}, errors.New("request message: no action or no trace_id")
+	}
+	var deadline time.Time
+	if d := m.Header.Get(HeaderDeadline); d != "" {
+		t, err := time.Parse(time.RFC3339Nano, d)
+		if err != nil {
+			return pipeline.ActionRequest{}, time.Time{}, fmt.Errorf("request message: %s %q: %w", HeaderDeadline, d, err)
+		}
+		deadline = t
+	}
+	return pipeline.ActionRequest{Action: w.Action, TraceID: w.TraceID, TsUTC: w.TsUTC, Payload: w.Payload, Env: w.Env}, deadline, nil
+}
+
+// wireReply is a result message's body: the ActionResult, field for field,
+// and what the front needs to present it, or why there is none.
+type wireReply struct {
+	Result *pipeline.ActionResult `json:"result,omitempty"`
+	// Quotes: the result's message quotes the executor.
+	Quotes bool `json:"quotes,omitempty"`
+	// Error is set when Execute returned an error.
+	Error *wireError `json:"error,omitempty"`
+}
+
+type wireError struct {
+	// Kind is "invalid" (ErrInvalidRequest), "cancelled", "deadline" or
+	// "internal" (ErrInternal and anything else).
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+func encodeReply(res pipeline.ActionResult, err error) []byte {
+	w := wireReply{}
+	if res.Status != "" {
+		w.Result = &res
+		w.Quotes = pipeline.QuotesExecutor(res)
+	}
+	if err != nil {
+		kind := "internal"
+		switch {
+		case errors.Is(err, pipeline.ErrInvalidRequest):
+			kind = "invalid"
+		case errors.Is(err, context.DeadlineExceeded):
+			kind = "deadline"
+		case errors.Is(err, context.Canceled):
+			kind = "cancelled"
+		}
+		w.Error = &wireError{Kind: kind, Message: err.Error()}
+	}
+	b, _ := json.Marshal(w)
+	return b
+}
+
+func decodeReply(b []byte) (pipeline.ActionResult, error) {
+	var w wireReply
+	if err := json.Unmarshal(b, &w); err != nil {
+		return pipeline.ActionResult{}, fmt.Errorf("%w: result message: %v", pipeline.ErrInternal, err)
+	}
+	var res pipeline.ActionResult
+	if w.Result != nil {
+		res = pipeline.WithQuote(*w.Result, w.Quotes)
+	}
+	if w.Error == nil {
+		return res, nil
+	}
+	switch w.Error.Kind {
+	case "invalid":
+		return res, fmt.Errorf("%w: %s", pipeline.ErrInvalidRequest, w.Error.Message)
+	case "deadline":
+		return res, fmt.Errorf("worker: %s: %w", w.Error.Message, context.DeadlineExceeded)
+	case "cancelled":
+		return res, fmt.Errorf("worker: %s: %w", w.Error.Message, context.Canceled)
+	}
+	return res, fmt.Errorf("%w: worker: %s", pipeline.ErrInternal, w.Error.Message)
+}
