@@ -5,6 +5,7 @@ GO      ?= go
 BIN     := bin/wasmgate
 PKGS    := ./...
 
+.PHONY: bench-cluster demo-cluster
 .PHONY: all build build-wasmtime engine testdata-js test test-short test-wasmtime check demo bench bench-js bench-fuel bench-wasmtime loadtest guests clean
 
 all: build
@@ -61,6 +62,12 @@ check:
 demo: build
 	@bash scripts/demo.sh $(BIN)
 
+# wasmgate scaled out on NATS JetStream: a server, two workers, an HTTP
+# front, 200 calls with one worker killed mid-traffic, the one audit chain
+# exported and verified (scripts/demo-cluster.sh; under a minute).
+demo-cluster: build
+	@GO=$(GO) bash scripts/demo-cluster.sh $(BIN)
+
 bench:
 	@bash scripts/bench.sh
 
@@ -80,6 +87,12 @@ bench-js: engine
 # Issue 14).
 bench-fuel: engine
 	$(GO) run ./bench/fuelrate
+
+# The governed pipeline in-process vs through NATS JetStream: latency one
+# request at a time, throughput with 1, 2 and 4 worker processes, every
+# audit chain verified (see docs/BENCHMARKS.md, Issue 15).
+bench-cluster: engine
+	@GO=$(GO) BIN=$(BIN) bash scripts/bench-cluster.sh
 
 # The load tests (those named ...UnderLoad, which `go test ./...` skips:
 # 2,000 calls from 32 clients to `wasmgate serve`, the load test harness

@@ -32,9 +32,10 @@ import (
 // runs twice (its worker died after its verdict was stored, and the request
 // was delivered again) has one attempt and one verdict.
 //
-// Appends that arrive together are published together (group commit), and
-// an Append returns once JetStream has stored its record (replicated, for a
-// stream with replicas).
+// One writer goroutine links what arrives together and publishes it record
+// after record; an Append returns once JetStream has stored its record
+// (replicated, for a stream with replicas; on disk as the server's
+// sync_interval says).
 type AuditSink struct {
 	conn   *Conn
 	stream jetstream.Stream
@@ -47,6 +48,9 @@ type AuditSink struct {
 	broken  error // the stored chain does not verify: nothing more is appended
 	done    chan struct{}
 	chain   *audit.Chain
+	moved   chan struct{} // closed (and replaced) whenever the chain moves
+	tail    jetstream.ConsumeContext
+	target  uint64            // the last seq a refused publish said the stream has
 	keys    map[string]uint64 // message id → seq, of the records within keyWindow
 	keyFIFO []keyAt
 	window  time.Duration
@@ -94,7 +98,11 @@ func OpenAuditSink(ctx context.Context, c *Conn, o AuditOptions) (*AuditSink, er
 	if o.KeyWindow <= 0 {
 		o.KeyWindow = DefaultDedupWindow
 	}
-	st, err := c.JS.Stream(ctx, c.Names.AuditStream())
+	var st jetstream.Stream
+	err := retryCall(ctx, func(ctx context.Context) (err error) {
+		st, err = c.JS.Stream(ctx, c.Names.AuditStream())
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)
 	}
@@ -103,7 +111,7 @@ func OpenAuditSink(ctx context.Context, c *Conn, o AuditOptions) (*AuditSink, er
 		chain: audit.NewChain(), keys: map[string]uint64{}, done: make(chan struct{}),
 	}
 	s.wake = sync.NewCond(&s.mu)
-	if err := s.catchUp(ctx); err != nil {
+	if err := retryUnavailable(ctx, func() error { return s.catchUp(ctx) }); err != nil {
 		return nil, err
 	}
 	go s.write()
@@ -191,6 +199,10 @@ func RequestID(ctx context.Context) string {
 
 const maxBatch = 256
 
+// fewRecords is how many records are read one by one rather than through a
+// consumer.
+const fewRecords = 8
+
 // write is the sink's one writer: it takes what is queued and publishes it
 // as one batch.
 func (s *AuditSink) write() {
@@ -234,8 +246,11 @@ func (s *AuditSink) commit(batch []*pendingRecord) {
 		// Another writer got there first, or JetStream did not answer:
 		// follow what is stored, then try the rest again.
 		if err := s.catchUp(ctx); err != nil {
-			s.failAll(batch, err)
-			return
+			if broken := s.Health(); broken != nil {
+				s.failAll(batch, broken)
+				return
+			}
+			perr = err // unreachable for now
 		}
 		if perr != nil {
 			if time.Since(batch[0].since) > s.retry {
@@ -287,78 +302,59 @@ func (s *AuditSink) link(batch []*pendingRecord) ([]audit.Record, [][]byte, []*p
 	return nil, nil, batch, err
 }
 
-// publish publishes lines, each expecting the one before it, and follows
-// the ones stored in order. It returns how many were, and the error of the
-// first that was not (nil when it lost a race: a sequence mismatch or a
-// duplicate).
+// publish publishes lines one after the other, each expecting the record
+// before it (Nats-Expected-Last-Sequence), and follows each once stored. It
+// returns how many were, and the error of the first that was not (nil when
+// it lost a race: a sequence mismatch or a duplicate).
+//
+// One at a time, not pipelined: a record published before the one it
+// expects to follow is acknowledged could be stored after another
+// writer's, linked to a record that never was.
 func (s *AuditSink) publish(ctx context.Context, batch []*pendingRecord, recs []audit.Record, lines [][]byte) (int, error) {
-	futures := make([]jetstream.PubAckFuture, len(lines))
-	var perr error
 	for i, line := range lines {
 		m := nats.NewMsg(s.conn.Names.AuditSubject())
 		m.Data = line
 		m.Header.Set(jetstream.MsgIDHeader, batch[i].key)
 		m.Header.Set(jetstream.ExpectedLastSeqHeader, strconv.FormatUint(recs[i].Seq-1, 10))
-		f, err := s.conn.JS.PublishMsgAsync(m)
+		pctx, cancel := context.WithTimeout(ctx, callTimeout)
+		ack, err := s.conn.JS.PublishMsg(pctx, m, jetstream.WithRetryAttempts(0))
+		cancel()
 		if err != nil {
-			perr = err
-			break
-		}
-		futures[i] = f
-	}
-	timeout := time.NewTimer(5 * time.Second)
-	defer timeout.Stop()
-	stored := 0
-	failed := false
-	for i, f := range futures {
-		if f == nil {
-			break
-		}
-		select {
-		case ack := <-f.Ok():
-			if failed || ack.Duplicate || ack.Sequence != recs[i].Seq {
-				failed = true
-				continue
-			}
-			s.mu.Lock()
-			_, err := s.chain.Follow(lines[i])
-			if err == nil {
-				s.remember(batch[i].key, recs[i].Seq)
-			}
-			s.mu.Unlock()
-			if err != nil {
-				s.setBroken(err)
-				s.failAll(batch[i:], s.Health())
-				return len(batch), nil
-			}
-			batch[i].answer(recs[i], nil)
-			stored++
-		case err := <-f.Err():
-			failed = true
 			var apiErr *jetstream.APIError
-			if !errors.As(err, &apiErr) || (apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence &&
-				apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
-				if perr == nil {
-					perr = err
-				}
+			if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+				apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+				return i, nil // another writer got there first
 			}
-		case <-timeout.C:
-			failed = true
-			if perr == nil {
-				perr = errors.New("no acknowledgement within 5s")
-			}
+			return i, err
 		}
+		if ack.Duplicate || ack.Sequence != recs[i].Seq {
+			return i, nil // stored already, found by catching up
+		}
+		s.mu.Lock()
+		_, err = s.chain.Follow(line)
+		if err == nil {
+			s.remember(batch[i].key, recs[i].Seq)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			s.setBroken(err)
+			s.failAll(batch[i:], s.Health())
+			return len(batch), nil
+		}
+		batch[i].answer(recs[i], nil)
 	}
-	return stored, perr
+	return len(lines), nil
 }
 
 // catchUp follows every record stored after the last one followed.
 func (s *AuditSink) catchUp(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.retry)
-	defer cancel()
-	info, err := s.stream.Info(ctx)
+	var info *jetstream.StreamInfo
+	err := retryCall(ctx, func(ctx context.Context) (err error) {
+		info, err = s.stream.Info(ctx)
+		return err
+	})
 	if err != nil {
-		return nil // unreachable for now: the next publish says so
+		return fmt.Errorf("audit stream %s: %w", s.conn.Names.AuditStream(), err)
 	}
 	last := info.State.LastSeq
 	s.mu.Lock()
@@ -367,7 +363,9 @@ func (s *AuditSink) catchUp(ctx context.Context) error {
 	if from > last {
 		return nil
 	}
-	return readRecords(ctx, s.conn, from, last, func(seq uint64, line []byte, msgID string) error {
+	rctx, cancel := context.WithTimeout(ctx, s.retry)
+	defer cancel()
+	return readRecords(rctx, s.conn, from, last, func(seq uint64, line []byte, msgID string) error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		rec, err := s.chain.Follow(line)
@@ -420,9 +418,11 @@ func (s *AuditSink) failAll(batch []*pendingRecord, err error) {
 
 // load reads the record stored at seq.
 func (s *AuditSink) load(ctx context.Context, seq uint64) (audit.Record, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.retry)
-	defer cancel()
-	m, err := s.stream.GetMsg(ctx, seq)
+	var m *jetstream.RawStreamMsg
+	err := retryCall(ctx, func(ctx context.Context) (err error) {
+		m, err = s.stream.GetMsg(ctx, seq)
+		return err
+	})
 	if err != nil {
 		return audit.Record{}, fmt.Errorf("%w: record %d: %v", ErrAuditUnavailable, seq, err)
 	}
@@ -442,8 +442,44 @@ func (p *pendingRecord) answer(rec audit.Record, err error) {
 // from to seq to, in order, with its message id, through an ordered
 // consumer.
 func readRecords(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint64, line []byte, msgID string) error) error {
-	cons, err := c.JS.OrderedConsumer(ctx, c.Names.AuditStream(), jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+	if to-from < fewRecords {
+		// What another writer stored meanwhile: a few direct reads are
+		// cheaper than a consumer.
+		var st jetstream.Stream
+		err := retryCall(ctx, func(ctx context.Context) (err error) {
+			st, err = c.JS.Stream(ctx, c.Names.AuditStream())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)
+		}
+		for seq := from; seq <= to; seq++ {
+			var m *jetstream.RawStreamMsg
+			err := retryCall(ctx, func(ctx context.Context) (err error) {
+				m, err = st.GetMsg(ctx, seq)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("audit stream %s: message %d: %w", c.Names.AuditStream(), seq, err)
+			}
+			line := m.Data
+			if len(line) == 0 || line[len(line)-1] != '\n' {
+				line = append(append([]byte(nil), line...), '\n')
+			}
+			if err := fn(seq, line, m.Header.Get(jetstream.MsgIDHeader)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var cons jetstream.Consumer
+	err := retryCall(ctx, func(ctx context.Context) (err error) {
+		cons, err = c.JS.OrderedConsumer(ctx, c.Names.AuditStream(), jetstream.OrderedConsumerConfig{
+			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+			// Gone soon after the read: readers do not pile consumers up.
+			InactiveThreshold: 5 * time.Second,
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)

@@ -99,6 +99,9 @@ func (cl *Client) deliver(m *nats.Msg) {
 		default: // answered already (the request ran twice)
 		}
 	}
+	// Received: the worker stops sending it (see Worker). A request
+	// nobody waits for any more is acknowledged too.
+	_ = m.Respond(nil)
 }
 
 // Execute publishes req to the actions stream and waits for its result.

@@ -51,7 +51,9 @@ func runCluster(t testing.TB) ([]*server.Server, string) {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, s := range servers {
-			if s.JetStreamIsLeader() {
+			// A leader that sees every server: streams of 3 replicas can
+			// be placed.
+			if s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) == n {
 				return servers, urls
 			}
 		}

@@ -113,6 +113,10 @@ const (
 // to reach a deployment lays it out; change a layout with the nats CLI).
 // Workers, fronts and publish all call it.
 func (c *Conn) Setup(ctx context.Context, l Layout) error {
+	return retryUnavailable(ctx, func() error { return c.setup(ctx, l) })
+}
+
+func (c *Conn) setup(ctx context.Context, l Layout) error {
 	if l.Replicas <= 0 {
 		l.Replicas = 1
 	}

@@ -181,6 +181,7 @@ func TestRetriedPublishIsDropped(t *testing.T) {
 	d.startWorker(t, WorkerOptions{})
 	m, err := replies.NextMsg(10 * time.Second)
 	require.NoError(t, err)
+	require.NoError(t, m.Respond(nil), "received, as a Client confirms")
 	res, err := decodeReply(m.Data)
 	require.NoError(t, err)
 	assert.Equal(t, `{"sum":4}`, string(res.Output))

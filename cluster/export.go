@@ -2,8 +2,13 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ExportAudit writes the deployment's audit chain to w as JSON Lines, the
@@ -11,11 +16,14 @@ import (
 // and returns how many records it wrote: every record stored when it
 // started.
 func ExportAudit(ctx context.Context, c *Conn, w io.Writer) (uint64, error) {
-	st, err := c.JS.Stream(ctx, c.Names.AuditStream())
-	if err != nil {
-		return 0, fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)
-	}
-	info, err := st.Info(ctx)
+	var info *jetstream.StreamInfo
+	err := retryCall(ctx, func(ctx context.Context) error {
+		st, err := c.JS.Stream(ctx, c.Names.AuditStream())
+		if err == nil {
+			info, err = st.Info(ctx)
+		}
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)
 	}
@@ -35,4 +43,50 @@ func ExportAudit(ctx context.Context, c *Conn, w io.Writer) (uint64, error) {
 		return nil
 	})
 	return n, err
+}
+
+// unavailableFor is how long a request to the JetStream API is retried while
+// nothing answers it: a leader election takes seconds.
+const unavailableFor = 15 * time.Second
+
+// retryUnavailable calls fn until it returns something else than "no
+// responders" or a timeout, for at most unavailableFor.
+func retryUnavailable(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(unavailableFor)
+	for {
+		err := fn()
+		if err == nil || !unavailable(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// unavailable reports an error that says JetStream did not answer (yet).
+func unavailable(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.Code == 503 {
+		return true
+	}
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrJetStreamNotEnabled)
+}
+
+// callTimeout bounds one request to the JetStream API inside retryCall: a
+// request sent as the connection moves to another server may never be
+// answered.
+const callTimeout = 5 * time.Second
+
+// retryCall is retryUnavailable for one API request, each attempt bounded
+// by callTimeout.
+func retryCall(ctx context.Context, fn func(ctx context.Context) error) error {
+	return retryUnavailable(ctx, func() error {
+		actx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		return fn(actx)
+	})
 }

@@ -169,7 +169,15 @@ type jsArtifact struct {
 // The module is not admitted on an engine here: a worker that refuses it
 // blocks its requests with EXECUTOR_INVALID, as LoadRegistry would.
 // Objects are never deleted, since older revisions name them.
-func Publish(ctx context.Context, c *Conn, configPath string, store jstool.Store) (Published, error) {
+func Publish(ctx context.Context, c *Conn, configPath string, store jstool.Store) (out Published, err error) {
+	err = retryUnavailable(ctx, func() error {
+		out, err = publish(ctx, c, configPath, store)
+		return err
+	})
+	return out, err
+}
+
+func publish(ctx context.Context, c *Conn, configPath string, store jstool.Store) (Published, error) {
 	cfg, err := pipeline.ReadRegistryFile(configPath)
 	if err != nil {
 		return Published{}, fmt.Errorf("publish: %w", err)
@@ -354,7 +362,15 @@ func latestRegistry(ctx context.Context, c *Conn) (registryDoc, Revision, error)
 // ErrNoRegistry when no registry was published; a document that is not
 // of RegistryFormat; NATS errors other than a missing object; a cache
 // that cannot be written.
-func LoadPublished(ctx context.Context, c *Conn, engine runtime.Engine, cacheDir string) (*pipeline.Registry, Revision, error) {
+func LoadPublished(ctx context.Context, c *Conn, engine runtime.Engine, cacheDir string) (reg *pipeline.Registry, rev Revision, err error) {
+	err = retryUnavailable(ctx, func() error {
+		reg, rev, err = loadPublished(ctx, c, engine, cacheDir)
+		return err
+	})
+	return reg, rev, err
+}
+
+func loadPublished(ctx context.Context, c *Conn, engine runtime.Engine, cacheDir string) (*pipeline.Registry, Revision, error) {
 	doc, rev, err := latestRegistry(ctx, c)
 	if err != nil {
 		return nil, Revision{}, err
@@ -513,7 +529,15 @@ func isArtifactDigest(s string) bool {
 // # Errors
 //
 // As LoadPublished's, for the document.
-func PublishedActions(ctx context.Context, c *Conn) ([]string, Revision, error) {
+func PublishedActions(ctx context.Context, c *Conn) (actions []string, rev Revision, err error) {
+	err = retryUnavailable(ctx, func() error {
+		actions, rev, err = publishedActions(ctx, c)
+		return err
+	})
+	return actions, rev, err
+}
+
+func publishedActions(ctx context.Context, c *Conn) ([]string, Revision, error) {
 	doc, rev, err := latestRegistry(ctx, c)
 	if err != nil {
 		return nil, Revision{}, err

@@ -135,30 +135,86 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}()
 
-	it, err := w.cons.Messages(jetstream.PullMaxMessages(w.o.Concurrency))
-	if err != nil {
-		return fmt.Errorf("nats: consumer %s: %w", w.conn.Names.Workers(), err)
-	}
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
+	// Pull requests that expire within pullWait, rather than one long-lived
+	// subscription: a pull parked on a consumer leader that went away costs
+	// at most pullWait, and the worker takes only what it has slots for.
 	slots := make(chan struct{}, w.o.Concurrency)
 	var running sync.WaitGroup
 	defer running.Wait()
-	for {
-		m, err := it.Next()
-		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
-				return nil
+	for ctx.Err() == nil {
+		slots <- struct{}{} // at least one free
+		free := 1
+	fill:
+		for free < w.o.Concurrency {
+			select {
+			case slots <- struct{}{}:
+				free++
+			default:
+				break fill
 			}
-			return fmt.Errorf("nats: consumer %s: %w", w.conn.Names.Workers(), err)
 		}
-		slots <- struct{}{}
-		running.Go(func() {
-			defer func() { <-slots }()
-			w.handle(m)
-		})
+		// The heartbeat ends a pull whose server went away (nothing else
+		// would: the pull would wait forever).
+		batch, err := w.cons.Fetch(free, jetstream.FetchMaxWait(pullWait), jetstream.FetchHeartbeat(pullWait/4))
+		if err != nil {
+			for range free {
+				<-slots
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			// A leader election, a server gone: pull again shortly.
+			w.log.Warn("pulling requests; trying again", "consumer", w.conn.Names.Workers(), "error", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
+		}
+		taken := 0
+		// A pull request whose consumer leader went away may be answered
+		// by neither messages nor its expiry: give up on it after a while
+		// (a message it delivers after that is delivered again after the
+		// ack wait).
+		abandon := time.NewTimer(pullWait + 2*time.Second)
+	take:
+		for {
+			select {
+			case m, ok := <-batch.Messages():
+				if !ok {
+					break take
+				}
+				taken++
+				running.Go(func() {
+					defer func() { <-slots }()
+					w.handle(m)
+				})
+			case <-abandon.C:
+				w.log.Warn("pull request unanswered; pulling again", "consumer", w.conn.Names.Workers())
+				break take
+			}
+		}
+		abandon.Stop()
+		for range free - taken {
+			<-slots
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
+			w.log.Warn("pulling requests; trying again", "consumer", w.conn.Names.Workers(), "error", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
 	}
+	return nil
 }
+
+// maxAuditRetries is how many times a request whose verdict could not be
+// stored is delivered before its requester is answered so.
+const maxAuditRetries = 5
+
+// pullWait is how long one pull request waits for requests.
+const pullWait = 2 * time.Second
 
 // handle executes one request message and answers it.
 func (w *Worker) handle(m jetstream.Msg) {
@@ -168,7 +224,7 @@ func (w *Worker) handle(m jetstream.Msg) {
 	if err != nil {
 		// Not a request any front sends: it would fail every time.
 		w.log.Error("request message refused", "subject", m.Subject(), "error", err)
-		w.answer(reply, pipeline.ActionResult{}, fmt.Errorf("%w: %v", pipeline.ErrInvalidRequest, err))
+		w.answer(reply, time.Time{}, pipeline.ActionResult{}, fmt.Errorf("%w: %v", pipeline.ErrInvalidRequest, err))
 		_ = m.TermWithReason(err.Error())
 		return
 	}
@@ -194,14 +250,20 @@ func (w *Worker) handle(m jetstream.Msg) {
 	res, err := w.pipe.Load().Execute(ctx, req)
 	alive.Stop()
 	close(done)
-	if slices.Contains(res.ReasonCodes, pipeline.AuditLogFailed) && ctx.Err() == nil {
-		// The verdict is not stored: execute it again later, when the
-		// audit stream is back, rather than answer an unaudited result.
-		w.log.Error("verdict not stored; the request will run again", "trace_id", req.TraceID, "message", res.Message)
-		_ = m.NakWithDelay(time.Second)
-		return
+	if slices.Contains(res.ReasonCodes, pipeline.AuditLogFailed) && ctx.Err() == nil && w.sink.Health() == nil {
+		if md, merr := m.Metadata(); merr == nil && md.NumDelivered < maxAuditRetries {
+			// The verdict is not stored: execute it again later, when
+			// the audit stream is back, rather than answer an unaudited
+			// result.
+			w.log.Error("verdict not stored; the request will run again", "trace_id", req.TraceID, "delivery", md.NumDelivered, "message", res.Message)
+			_ = m.NakWithDelay(time.Second)
+			return
+		}
 	}
-	w.answer(reply, res, err)
+	// A broken chain (nothing more is appended to it), or an audit stream
+	// that stayed unavailable: the requester learns it, BLOCKED
+	// AUDIT_LOG_FAILED, rather than wait for nothing.
+	w.answer(reply, deadline, res, err)
 	ackCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := m.DoubleAck(ackCtx); err != nil {
@@ -211,12 +273,34 @@ func (w *Worker) handle(m jetstream.Msg) {
 	}
 }
 
-func (w *Worker) answer(reply string, res pipeline.ActionResult, err error) {
+// answerFor bounds how long a worker keeps sending a result nobody
+// receives, for a request without a deadline.
+const answerFor = 30 * time.Second
+
+// answer sends the result to the requester until the requester confirms
+// it (its connection may be moving to another server of the cluster, and a
+// plain NATS message is delivered at most once), for as long as the
+// request's deadline allows, or answerFor.
+func (w *Worker) answer(reply string, deadline time.Time, res pipeline.ActionResult, err error) {
 	if reply == "" {
 		return
 	}
-	if perr := w.conn.NC.Publish(reply, encodeReply(res, err)); perr != nil {
-		w.log.Error("result not sent", "reply", reply, "error", perr)
+	if deadline.IsZero() || time.Until(deadline) > answerFor {
+		deadline = time.Now().Add(answerFor)
+	}
+	body := encodeReply(res, err)
+	for {
+		_, rerr := w.conn.NC.Request(reply, body, time.Second)
+		if rerr == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.log.Warn("result not confirmed by the requester; giving up", "reply", reply, "error", rerr)
+			return
+		}
+		if errors.Is(rerr, nats.ErrNoResponders) {
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }
 

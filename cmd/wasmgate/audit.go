@@ -89,7 +89,11 @@ func (e env) auditVerifyCmd(ctx context.Context, args []string) int {
 		log  io.Reader
 		err  error
 	)
-	if pos, perr := parseInterleaved(fs, args); perr == nil && nf.set() {
+	pos, perr := parseInterleaved(fs, args)
+	if perr != nil {
+		return e.fail(name, &usageError{perr.Error()})
+	}
+	if nf.set() {
 		if len(pos) > 0 {
 			return e.fail(name, usagef("--nats verifies the deployment's chain: no file argument (%q)", pos[0]))
 		}
@@ -106,11 +110,10 @@ func (e env) auditVerifyCmd(ctx context.Context, args []string) int {
 		}()
 		log = pr
 	} else {
-		fs = e.auditFlagSet(name)
-		path, err = oneFile(fs, args)
-		if err != nil {
-			return e.fail(name, err)
+		if len(pos) != 1 {
+			return e.fail(name, usagef("want exactly one audit log file, got %d arguments", len(pos)))
 		}
+		path = pos[0]
 		f, err := os.Open(path)
 		if err != nil {
 			return e.fail(name, usagef("%v", err))

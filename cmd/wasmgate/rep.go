@@ -126,14 +126,14 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	switch {
 	case len(pos) > 0:
 		return e.fail("rep", usagef("unexpected argument %q", pos[0]))
+	case *concurrency < 1:
+		return e.fail("rep", usagef("--concurrency must be at least 1"))
 	case nf.set():
 		if err := notWith(fs, "config", "audit"); err != nil {
 			return e.fail("rep", err)
 		}
 	case *config == "":
 		return e.fail("rep", usagef("--config FILE (or --nats URL) is required: its actions are what flows can run"))
-	case *concurrency < 1:
-		return e.fail("rep", usagef("--concurrency must be at least 1"))
 	}
 	defaults, err := repEnvironment()
 	if err != nil {
@@ -189,14 +189,16 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 // the deployment's workers. closeFn releases it.
 func (e env) repRunner(ctx context.Context, nf natsFlags, name runtime.EngineName, cache, config, auditPath string, lockWait time.Duration, logger *slog.Logger) (runner pipeline.Runner, closeFn func(), err error) {
 	var closers []func()
-	closeFn = func() {
+	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
+	closeFn = closeAll
 	defer func() {
+		// Not closeFn: an error return sets it to nil.
 		if err != nil {
-			closeFn()
+			closeAll()
 		}
 	}()
 	if nf.set() {

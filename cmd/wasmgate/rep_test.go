@@ -1187,7 +1187,7 @@ func TestRepUsage(t *testing.T) {
 		env  string
 		want string
 	}{
-		{"no config", []string{"rep"}, "", "--config FILE is required"},
+		{"no config", []string{"rep"}, "", "--config FILE (or --nats URL) is required"},
 		{"bad concurrency", []string{"rep", "--config", repConfig(), "--concurrency", "0"}, "", "--concurrency must be at least 1"},
 		{"bad trace id", []string{"rep", "--config", repConfig()}, "TRACE_MIND_TRACE_ID=nope", `default trace id "nope" is not a UUID`},
 		{"bad timeout", []string{"rep", "--config", repConfig()}, "TRACE_MIND_ENGINE_TIMEOUT=soon", "TRACE_MIND_ENGINE_TIMEOUT must be a positive number of seconds"},
