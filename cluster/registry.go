@@ -286,7 +286,11 @@ func canonicalArtifact(v any) ([]byte, error) {
 	}
 	c, err := audit.Canonicalize(raw)
 	if err != nil {
-		return nil, err
+		// A limit beyond 2^53 (fuel) has no canonical form (RFC 8785
+		// numbers are doubles); encoding/json is deterministic for these
+		// structs and maps (keys sorted), so the bytes still name one
+		// document.
+		return raw, nil
 	}
 	return c.Bytes, nil
 }

@@ -381,3 +381,22 @@ func TestRegistryNeverPublished(t *testing.T) {
 	_, _, err = LoadPublished(ctx, bare, registryEngine(t), "")
 	assert.True(t, errors.Is(err, ErrNoRegistry), "%v", err)
 }
+
+// TestRegistryPublishesFuelBeyond2to53: a limit JSON numbers cannot hold
+// exactly in a double (fuel 4e18, as testdata/rep's hang) publishes and
+// loads as the configuration says.
+func TestRegistryPublishesFuelBeyond2to53(t *testing.T) {
+	ctx := context.Background()
+	c := registryConn(t)
+	config := writeRegistryConfig(t, map[string]any{"sum": map[string]any{"wasm": fixture(t, "sum.wasm")}},
+		map[string]any{"math.sum": json.RawMessage(`{"executor":"sum","version":"^1.0.0","limits":{"fuel":4000000000000000000,"timeout_ms":1000}}`)})
+	_, err := Publish(ctx, c, config, jstool.Store{})
+	require.NoError(t, err)
+	reg, _, err := LoadPublished(ctx, c, registryEngine(t), "")
+	require.NoError(t, err)
+	res := executeAction(t, reg, "math.sum", `{"numbers":[1,2]}`)
+	assert.Equal(t, `{"sum":3}`, string(res.Output))
+	local, err := pipeline.LoadRegistry(ctx, config, registryEngine(t))
+	require.NoError(t, err)
+	assert.Equal(t, executeAction(t, local, "math.sum", `{"numbers":[1,2]}`).FuelUsed, res.FuelUsed)
+}
