@@ -1,9 +1,6 @@
 package audit
 
-import (
-	"bytes"
-	"fmt"
-)
+import "fmt"
 
 // Chain is the hash chain of a log kept where several writers append to it
 // (the records of a JetStream stream, one per message): a writer follows
@@ -21,16 +18,6 @@ func NewChain() *Chain { return &Chain{v: newVerifier()} }
 
 // Seq is the seq of the last record followed (0 for none).
 func (c *Chain) Seq() uint64 { return c.v.seq }
-
-// LastHash is the hash of the last record followed (GenesisPrev for none).
-func (c *Chain) LastHash() string { return c.v.prev }
-
-// Unanswered reports whether the attempt with hash h is in the log and
-// no verdict answers it yet.
-func (c *Chain) Unanswered(h string) bool {
-	_, ok := c.v.open[h]
-	return ok
-}
 
 // Follow checks line, one record and its newline, as the next line of the
 // log, and moves the chain past it. It returns the record.
@@ -82,11 +69,4 @@ func (c *Chain) Link(rs []Record) ([]Record, [][]byte, error) {
 		out[i], lines[i] = rec, line
 	}
 	return out, lines, nil
-}
-
-// SameRecord reports whether line, as stored, is the line of rec: the
-// stored record is the one linked, not another writer's.
-func SameRecord(line []byte, rec Record) bool {
-	enc, err := encodeRecord(&rec, formOf(&rec))
-	return err == nil && bytes.Equal(bytes.TrimSuffix(line, []byte{'\n'}), enc)
 }
