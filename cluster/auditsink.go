@@ -492,7 +492,20 @@ func readRecords(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint
 			return fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)
 		}
 		got := 0
-		for m := range batch.Messages() {
+		msgs := batch.Messages()
+	fetched:
+		for {
+			var m jetstream.Msg
+			var ok bool
+			select {
+			case m, ok = <-msgs:
+			case <-ctx.Done():
+				// A fetch whose server went away may never end.
+				return fmt.Errorf("audit stream %s: reading records %d to %d: %w", c.Names.AuditStream(), next, to, ctx.Err())
+			}
+			if !ok {
+				break fetched
+			}
 			md, err := m.Metadata()
 			if err != nil {
 				return err
