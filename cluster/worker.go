@@ -52,8 +52,11 @@ type Worker struct {
 	cons   jetstream.Consumer
 	o      WorkerOptions
 	pipe   atomic.Pointer[pipeline.Pipeline]
-	rev    atomic.Pointer[Revision]
-	log    *slog.Logger
+	// stopping is set once Run's context ends: results are sent once more,
+	// not retried.
+	stopping atomic.Bool
+	rev      atomic.Pointer[Revision]
+	log      *slog.Logger
 }
 
 // NewWorker loads the published registry on engine, opens the audit chain
@@ -141,6 +144,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	slots := make(chan struct{}, w.o.Concurrency)
 	var running sync.WaitGroup
 	defer running.Wait()
+	defer w.stopping.Store(true) // before the wait: results are not retried then
 	for ctx.Err() == nil {
 		slots <- struct{}{} // at least one free
 		free := 1
@@ -273,6 +277,10 @@ func (w *Worker) handle(m jetstream.Msg) {
 	}
 }
 
+// requesterGone is how long nobody may listen on a reply subject before a
+// worker stops sending the result there.
+const requesterGone = 3 * time.Second
+
 // answerFor bounds how long a worker keeps sending a result nobody
 // receives, for a request without a deadline.
 const answerFor = 30 * time.Second
@@ -289,12 +297,23 @@ func (w *Worker) answer(reply string, deadline time.Time, res pipeline.ActionRes
 		deadline = time.Now().Add(answerFor)
 	}
 	body := encodeReply(res, err)
+	var gone time.Time // since when nobody listens on reply
 	for {
 		_, rerr := w.conn.NC.Request(reply, body, time.Second)
 		if rerr == nil {
 			return
 		}
-		if time.Now().After(deadline) {
+		if errors.Is(rerr, nats.ErrNoResponders) {
+			if gone.IsZero() {
+				gone = time.Now()
+			}
+		} else {
+			gone = time.Time{}
+		}
+		// A requester moving to another server is back within a
+		// second; one gone for longer has left (or this worker is
+		// stopping): the verdict is stored, nobody waits for it.
+		if time.Now().After(deadline) || (!gone.IsZero() && time.Since(gone) > requesterGone) || w.stopping.Load() {
 			w.log.Warn("result not confirmed by the requester; giving up", "reply", reply, "error", rerr)
 			return
 		}
