@@ -41,7 +41,7 @@ func runCluster(t testing.TB) ([]*server.Server, string) {
 		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
 	}
 	for i, s := range servers {
-		require.True(t, s.ReadyForConnections(10*time.Second), "server %d not ready", i+1)
+		require.True(t, s.ReadyForConnections(60*time.Second), "server %d not ready", i+1)
 		if urls != "" {
 			urls += ","
 		}

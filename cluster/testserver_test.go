@@ -23,9 +23,9 @@ func runServer(t testing.TB) (url string) {
 		t.Fatalf("nats server: %v", err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
+	if !s.ReadyForConnections(60 * time.Second) {
 		s.Shutdown()
-		t.Fatal("nats server: not ready for connections within 10s")
+		t.Fatal("nats server: not ready for connections within 60s")
 	}
 	t.Cleanup(func() {
 		s.Shutdown()

@@ -360,7 +360,8 @@ func startNATSCluster(t *testing.T) ([]*server.Server, string) {
 	}
 	var urls []string
 	for i, s := range servers {
-		require.True(t, s.ReadyForConnections(10*time.Second), "server %d not ready", i+1)
+		// Generous: the suite runs other packages' tests beside it.
+		require.True(t, s.ReadyForConnections(60*time.Second), "server %d not ready", i+1)
 		urls = append(urls, s.ClientURL())
 	}
 	// A stream of 3 replicas can be placed once the meta leader knows every
