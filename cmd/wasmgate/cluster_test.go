@@ -29,7 +29,7 @@ import (
 // on the same registry.
 
 // natsWait bounds every wait in these tests; nothing should come near it.
-const natsWait = 10 * time.Second
+const natsWait = 30 * time.Second
 
 // startNATS starts an embedded NATS server with JetStream, storing in a
 // directory of t's and shut down when t ends, and returns its client URL.
