@@ -472,10 +472,22 @@ func readRecords(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint
 		}
 		return nil
 	}
+	// A consumer whose server went away (a leader election) answers "no
+	// responders" for a while: read on through a new one from where the
+	// last one stopped, for as long as retryUnavailable waits.
+	next := from
+	return retryUnavailable(ctx, func() error {
+		return readOrdered(ctx, c, &next, to, fn)
+	})
+}
+
+// readOrdered is readRecords through one ordered consumer, from *next to
+// to; *next is the first record it has not read when it returns.
+func readOrdered(ctx context.Context, c *Conn, next *uint64, to uint64, fn func(seq uint64, line []byte, msgID string) error) error {
 	var cons jetstream.Consumer
 	err := retryCall(ctx, func(ctx context.Context) (err error) {
 		cons, err = c.JS.OrderedConsumer(ctx, c.Names.AuditStream(), jetstream.OrderedConsumerConfig{
-			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: *next,
 			// Gone soon after the read: readers do not pile consumers up.
 			InactiveThreshold: 5 * time.Second,
 		})
@@ -484,9 +496,8 @@ func readRecords(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint
 	if err != nil {
 		return fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)
 	}
-	next := from
-	for next <= to {
-		want := int(min(to-next+1, 1000))
+	for *next <= to {
+		want := int(min(to-*next+1, 1000))
 		batch, err := cons.FetchNoWait(want)
 		if err != nil {
 			return fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)
@@ -501,7 +512,7 @@ func readRecords(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint
 			case m, ok = <-msgs:
 			case <-ctx.Done():
 				// A fetch whose server went away may never end.
-				return fmt.Errorf("audit stream %s: reading records %d to %d: %w", c.Names.AuditStream(), next, to, ctx.Err())
+				return fmt.Errorf("audit stream %s: reading records %d to %d: %w", c.Names.AuditStream(), *next, to, ctx.Err())
 			}
 			if !ok {
 				break fetched
@@ -511,17 +522,17 @@ func readRecords(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint
 				return err
 			}
 			got++
-			if md.Sequence.Stream != next {
-				return fmt.Errorf("audit stream %s: message %d where %d was expected", c.Names.AuditStream(), md.Sequence.Stream, next)
+			if md.Sequence.Stream != *next {
+				return fmt.Errorf("audit stream %s: message %d where %d was expected", c.Names.AuditStream(), md.Sequence.Stream, *next)
 			}
 			line := m.Data()
 			if len(line) == 0 || line[len(line)-1] != '\n' {
 				line = append(append([]byte(nil), line...), '\n')
 			}
-			if err := fn(next, line, m.Headers().Get(jetstream.MsgIDHeader)); err != nil {
+			if err := fn(*next, line, m.Headers().Get(jetstream.MsgIDHeader)); err != nil {
 				return err
 			}
-			next++
+			*next++
 		}
 		if err := batch.Error(); err != nil {
 			return fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)
@@ -529,7 +540,7 @@ func readRecords(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint
 		if got == 0 {
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("audit stream %s: reading records %d to %d: %w", c.Names.AuditStream(), next, to, ctx.Err())
+				return fmt.Errorf("audit stream %s: reading records %d to %d: %w", c.Names.AuditStream(), *next, to, ctx.Err())
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
