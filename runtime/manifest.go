@@ -13,12 +13,24 @@ import (
 // executor's manifest.
 const ManifestSection = "wasmgate.manifest"
 
-// Manifest describes an executor: who it is and the limits it runs under.
+// Manifest describes an executor: who it is, the limits it runs under, and
+// what it takes and gives.
 type Manifest struct {
 	ExecutorID   string   `json:"executor_id"`
 	Version      string   `json:"version"`
 	Capabilities []string `json:"capabilities"`
 	Limits       Limits   `json:"limits"`
+	// Title and Description say what the executor does, for people and
+	// for agents choosing a tool (MCP's tools/list).
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// InputSchema and OutputSchema, when set, are JSON Schemas (2020-12
+	// unless their $schema says otherwise) the payload and the output must
+	// match: the pipeline blocks a payload that does not
+	// (INPUT_SCHEMA_INVALID) and fails an output that does not
+	// (OUTPUT_SCHEMA_INVALID).
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Limits bound one execution. A field left at zero is not set, and
@@ -316,6 +328,20 @@ func (m *Manifest) normalize() error {
 	m.Capabilities = slices.Compact(caps)
 	if err := m.Limits.Validate(); err != nil {
 		return fmt.Errorf("manifest of %q: %w", m.ExecutorID, err)
+	}
+	for _, s := range []struct {
+		name string
+		v    *json.RawMessage
+	}{{"input_schema", &m.InputSchema}, {"output_schema", &m.OutputSchema}} {
+		b := bytes.TrimSpace(*s.v)
+		switch {
+		case len(b) == 0 || string(b) == "null":
+			*s.v = nil
+		case b[0] != '{' && string(b) != "true" && string(b) != "false":
+			return fmt.Errorf("manifest of %q: %s must be a JSON Schema (an object or a boolean)", m.ExecutorID, s.name)
+		default:
+			*s.v = b
+		}
 	}
 	return nil
 }
