@@ -28,14 +28,18 @@ engine:
 
 # The npm packages the JS tool tests use (the ai package's tool(), and the
 # compatibility corpus that jstool/compat_test.go runs in wasmgate and in
-# node), each set pinned by its lock file.
-testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json
+# node), and the official MCP TypeScript SDK that cmd/wasmgate/mcp_ts_test.go
+# drives wasmgate's MCP server with, each set pinned by its lock file.
+testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json protocol/mcp/testdata/tsclient/node_modules/.package-lock.json
 
 jstool/testdata/tools/ai/node_modules/.package-lock.json: jstool/testdata/tools/ai/package-lock.json
 	cd jstool/testdata/tools/ai && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
 jstool/testdata/compat/node_modules/.package-lock.json: jstool/testdata/compat/package-lock.json
 	cd jstool/testdata/compat && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
+
+protocol/mcp/testdata/tsclient/node_modules/.package-lock.json: protocol/mcp/testdata/tsclient/package-lock.json
+	cd protocol/mcp/testdata/tsclient && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
 test: engine testdata-js
 	$(GO) test -race -count=1 $(PKGS)

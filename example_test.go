@@ -13,7 +13,8 @@ import (
 )
 
 // ExampleNew runs a Wasm module: an executor given as a value, an action
-// routed to it, and three requests. Guest faults are verdicts, not errors.
+// routed to it, and four requests. Guest faults and refusals are verdicts,
+// not errors.
 func ExampleNew() {
 	ctx := context.Background()
 	rt, err := wasmgate.New(ctx,
@@ -24,7 +25,7 @@ func ExampleNew() {
 	}
 	defer rt.Close(ctx)
 
-	for _, payload := range []string{`{"numbers": [1, 2, 39]}`, `{"numbers": "many"}`, `{"numbers": [1, 2`} {
+	for _, payload := range []string{`{"numbers": [1, 2, 39]}`, `{"numbers": [1.5]}`, `{"numbers": "many"}`, `{"numbers": [1, 2`} {
 		res, err := rt.Execute(ctx, wasmgate.ActionRequest{Action: "math.sum", Payload: json.RawMessage(payload)})
 		if err != nil {
 			panic(err)
@@ -33,7 +34,8 @@ func ExampleNew() {
 	}
 	// Output:
 	// SUCCESS [] fuel 1228 {"sum":42}
-	// FAILED [EXECUTOR_EXCEPTION] fuel 517 sum: field "numbers" must be an array
+	// FAILED [EXECUTOR_EXCEPTION] fuel 1384 sum: numbers[0] is not an integer
+	// BLOCKED [INPUT_SCHEMA_INVALID] fuel 0 payload does not match the input schema at /numbers: got string, want array
 	// BLOCKED [NON_JSON_PAYLOAD] fuel 0 payload is not canonicalizable JSON: audit: unexpected end of input at offset 17
 }
 

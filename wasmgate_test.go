@@ -206,7 +206,7 @@ func TestWithResultsDigestOnly(t *testing.T) {
 	assert.Nil(t, digestOnly.Output)
 	assert.Equal(t, *full.OutputDigest, *digestOnly.OutputDigest)
 
-	failed := execute(t, newRuntime(t, append(sumRegistry(), wasmgate.WithResults(wasmgate.ResultsDigestOnly))...), sumRequest(`{"numbers":"x"}`))
+	failed := execute(t, newRuntime(t, append(sumRegistry(), wasmgate.WithResults(wasmgate.ResultsDigestOnly))...), sumRequest(`{"numbers":[1.5]}`))
 	assert.Equal(t, "the executor's message is withheld: results are digest-only", failed.Message)
 }
 

@@ -5,6 +5,7 @@ package audit
 type attempt struct {
 	action, executorID, executorVersion, moduleDigest string
 	inputDigest, envDigest, traceID, tsUTC            string
+	schemaDigest                                      string // "" for none
 }
 
 func attemptOf(r *Record) attempt {
@@ -15,6 +16,9 @@ func attemptOf(r *Record) attempt {
 	if r.EnvDigest != nil {
 		// A digest is never empty, so "" stands for null without ambiguity.
 		a.envDigest = *r.EnvDigest
+	}
+	if r.SchemaDigest != nil {
+		a.schemaDigest = *r.SchemaDigest
 	}
 	return a
 }
@@ -35,6 +39,8 @@ func (a attempt) differs(b attempt) string {
 		return "input_digest"
 	case a.envDigest != b.envDigest:
 		return "env_digest"
+	case a.schemaDigest != b.schemaDigest:
+		return "schema_digest"
 	case a.traceID != b.traceID:
 		return "trace_id"
 	case a.tsUTC != b.tsUTC:

@@ -29,11 +29,14 @@ const GenesisPrev = "00000000000000000000000000000000000000000000000000000000000
 //   - an attempt (action_attempt) has action, executor_id,
 //     executor_version, module_digest, input_digest, env_digest, trace_id,
 //     ts_utc, digest_alg, seq, prev and hash, and no others: the fields
-//     marked "verdicts only" must be left zero.
+//     marked "verdicts only" must be left zero;
+//   - both have schema_digest when it is set (an executor that declares an
+//     input or output schema), and lack the member when it is nil.
 //
 // A line with any other member set does not verify, except a verdict
 // without env_digest and attempt_hash: the form logs had before attempts
-// existed, which Verify still accepts and no Sink writes.
+// existed, which Verify still accepts and no Sink writes (it has no
+// schema_digest either).
 type Record struct {
 	EventType       string   `json:"event_type"` // EventActionAudit or EventActionAttempt; a Sink fills in EventActionAudit when empty
 	Action          string   `json:"action"`
@@ -55,6 +58,12 @@ type Record struct {
 	Seq             uint64   `json:"seq"`                 // 1-based position in the log, set by the Sink
 	Prev            string   `json:"prev"`                // Hash of the previous record, GenesisPrev for seq 1
 	Hash            string   `json:"hash"`                // Digest of the record's canonical JSON without hash
+
+	// SchemaDigest joins the executor's identity when it declares an input
+	// or output JSON Schema: the digest of the canonical JSON
+	// {"input":SCHEMA|null,"output":SCHEMA|null}. Absent (nil) when it
+	// declares neither; a verdict repeats its attempt's.
+	SchemaDigest *string `json:"schema_digest,omitempty"`
 }
 
 // form is the member set a record is written with.
@@ -86,7 +95,7 @@ func encodeRecord(r *Record, f form) ([]byte, error) {
 	if err := r.encodable(); err != nil {
 		return nil, err
 	}
-	size := 900 + len(r.Action) + len(r.ExecutorID) + len(r.ExecutorVersion) + len(r.Status) + len(r.TraceID) + len(r.TsUTC)
+	size := 980 + len(r.Action) + len(r.ExecutorID) + len(r.ExecutorVersion) + len(r.Status) + len(r.TraceID) + len(r.TsUTC)
 	for _, code := range r.ReasonCodes {
 		size += len(code) + 3
 	}
@@ -146,6 +155,10 @@ func encodeRecord(r *Record, f form) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
+	if f != formLegacy && r.SchemaDigest != nil {
+		b = append(b, `,"schema_digest":`...)
+		b = appendString(b, *r.SchemaDigest)
+	}
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, r.Seq, 10)
 	if verdict {
@@ -182,7 +195,7 @@ func (r *Record) encodable() error {
 	for _, m := range [...]struct {
 		name  string
 		value *string
-	}{{"env_digest", r.EnvDigest}, {"output_digest", r.OutputDigest}, {"attempt_hash", r.AttemptHash}} {
+	}{{"env_digest", r.EnvDigest}, {"output_digest", r.OutputDigest}, {"attempt_hash", r.AttemptHash}, {"schema_digest", r.SchemaDigest}} {
 		if m.value != nil && !utf8.ValidString(*m.value) {
 			return bad("%s is not valid UTF-8", m.name)
 		}
@@ -244,6 +257,8 @@ func (r *Record) check() error {
 		return bad("output_digest is not a %s digest", DigestAlg)
 	case r.AttemptHash != nil && !isDigest(*r.AttemptHash):
 		return bad("attempt_hash is not a %s digest", DigestAlg)
+	case r.SchemaDigest != nil && !isDigest(*r.SchemaDigest):
+		return bad("schema_digest is not a %s digest", DigestAlg)
 	}
 	if r.EventType == EventActionAttempt {
 		return r.checkAttempt(bad)

@@ -105,8 +105,8 @@ func TestRecordSchema(t *testing.T) {
 		tags = append(tags, tag)
 	}
 	slices.Sort(tags)
-	assert.Equal(t, slices.Sorted(slices.Values(append(slices.Clone(verdictMembers), "exit_code"))), tags,
-		"Record's JSON tags are the verdict's members, and a program's exit_code")
+	assert.Equal(t, slices.Sorted(slices.Values(append(slices.Clone(verdictMembers), "exit_code", "schema_digest"))), tags,
+		"Record's JSON tags are the verdict's members, a program's exit_code, and the schema_digest of an executor with schemas")
 
 	// The executor contract's required members of an action_audit record.
 	for _, required := range []string{"event_type", "executor_id", "executor_version", "status", "trace_id", "duration_ms", "input_digest", "output_digest"} {
@@ -318,4 +318,53 @@ func TestRecordExitCode(t *testing.T) {
 	_, err = m.Append(context.Background(), bad)
 	require.ErrorIs(t, err, ErrInvalidRecord)
 	assert.Contains(t, err.Error(), "exit_code must be an exit status, 0 to 255")
+}
+
+// TestSchemaDigestMember: an executor's schema digest is a member of its
+// attempt and its verdict when set, placed in canonical order, absent
+// when not, and a verdict must repeat its attempt's.
+func TestSchemaDigestMember(t *testing.T) {
+	schemas := Digest([]byte(`{"input":{"type":"object"},"output":null}`))
+	m := NewMemorySink()
+	at := testAttempt(1)
+	at.SchemaDigest = &schemas
+	a, err := m.Append(context.Background(), at)
+	require.NoError(t, err)
+	v := testVerdict(1, a)
+	v.SchemaDigest = &schemas
+	_, err = m.Append(context.Background(), v)
+	require.NoError(t, err)
+
+	_, err = m.Append(context.Background(), testVerdict(2, a))
+	require.Error(t, err, "the attempt is answered already")
+
+	var buf bytes.Buffer
+	_, err = m.WriteTo(&buf)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	require.Len(t, lines, 2)
+	for _, l := range lines {
+		assert.Contains(t, l, `,"prev":"`)
+		assert.Contains(t, l, `,"schema_digest":"`+schemas+`","seq":`)
+	}
+	rep, err := Verify(strings.NewReader(buf.String()))
+	require.NoError(t, err)
+	assert.Equal(t, 2, rep.Records)
+	assert.Empty(t, rep.Unanswered)
+
+	// A verdict without its attempt's schema digest is refused by a sink.
+	m = NewMemorySink()
+	a, err = m.Append(context.Background(), at)
+	require.NoError(t, err)
+	_, err = m.Append(context.Background(), testVerdict(1, a))
+	require.ErrorIs(t, err, ErrInvalidRecord)
+	assert.ErrorContains(t, err, "schema_digest differs")
+
+	// A schema digest that is no digest is refused.
+	raw := `{"type":"object"}`
+	bad := testRecord(3)
+	bad.SchemaDigest = &raw
+	_, err = NewMemorySink().Append(context.Background(), bad)
+	require.ErrorIs(t, err, ErrInvalidRecord)
+	assert.ErrorContains(t, err, "schema_digest is not a blake3 digest")
 }

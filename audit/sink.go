@@ -197,7 +197,7 @@ func (m *MemorySink) Close() error {
 
 func cloneRecord(r Record) Record {
 	r.ReasonCodes = slices.Clone(r.ReasonCodes)
-	for _, p := range []**string{&r.EnvDigest, &r.OutputDigest, &r.AttemptHash} {
+	for _, p := range []**string{&r.EnvDigest, &r.OutputDigest, &r.AttemptHash, &r.SchemaDigest} {
 		if *p != nil {
 			d := **p
 			*p = &d

@@ -38,8 +38,9 @@ type UnansweredAttempt struct {
 // seq counting up from 1, prev naming the previous record's hash, a newline
 // at the end, and for a verdict that names its attempt (attempt_hash), an
 // earlier attempt no other verdict answers, which the verdict repeats
-// (action, executor, module, input and env digests, trace_id, ts_utc). An
-// empty log is valid, and so are logs written before attempts existed.
+// (action, executor, module, input, env and schema digests, trace_id,
+// ts_utc). An empty log is valid, and so are logs written before attempts
+// existed.
 //
 // Attempts without a verdict do not make a log invalid: they are listed in
 // the report.

@@ -372,6 +372,7 @@ func TestVerifyChecksVerdictsAgainstTheirAttempts(t *testing.T) {
 		{"verdict names a missing attempt", forge(2, func(r *Record) { h := Digest([]byte("x")); r.AttemptHash = &h }), 2, "attempt_hash names no unanswered action_attempt"},
 		{"verdict changes the input digest", forge(2, func(r *Record) { r.InputDigest = Digest([]byte("x")) }), 2, "input_digest differs from its attempt's (line 1)"},
 		{"verdict changes the env digest", forge(2, func(r *Record) { r.EnvDigest = nil }), 2, "env_digest differs"},
+		{"verdict adds a schema digest", forge(2, func(r *Record) { d := Digest([]byte("schemas")); r.SchemaDigest = &d }), 2, "schema_digest differs"},
 		{"second verdict for one attempt", forge(4, func(r *Record) { r.AttemptHash = &first.Hash }), 4, "attempt_hash names no unanswered"},
 		{"attempt with a status", func() string {
 			m := decodeLine(t, lines[0])

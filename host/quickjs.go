@@ -663,20 +663,81 @@ type JSTool struct {
 }
 
 // JSEntry is what the load driver leaves for the run driver: handles of the
-// prelude's functions inside the snapshot.
-type JSEntry struct{ run, take, tick, undefined, yes, no uint32 }
+// prelude's functions inside the snapshot, and what the tool says of itself.
+type JSEntry struct {
+	run, take, tick, undefined, yes, no uint32
+	// Info is what the tool says of itself (see JSToolInfo).
+	Info JSToolInfo
+}
 
 func (e JSEntry) loop() loop { return loop{e.tick, e.undefined, e.yes, e.no} }
+
+// JSToolInfo is what a tool object says of itself, in the shape the ai
+// package's tool() gives it, as loading found it: its title and
+// description, and its input schema (inputSchema, or parameters) and
+// output schema (outputSchema) converted to JSON Schema in the sandbox by
+// the library that made them (zod 3 and 4, Standard JSON Schema, the ai
+// package's jsonSchema(), or a plain JSON Schema object). A factory's tool
+// exists only in an execution: a factory says nothing.
+type JSToolInfo struct {
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// InputSchema and OutputSchema are JSON Schemas (an object or a
+	// boolean, at most 256 KiB), nil when the tool has none or it could
+	// not be converted.
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// Notes say why something the tool has is missing here: a getter
+	// that threw, a conversion that failed, a schema too large.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// jsInfo is the prelude's account of the tool (take()'s info), each
+// schema as JSON text.
+type jsInfo struct {
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Input       *string  `json:"input"`
+	Output      *string  `json:"output"`
+	Notes       []string `json:"notes"`
+}
+
+// toolInfo is what the account says, schemas that are not JSON Schemas
+// left out with a note.
+func (i *jsInfo) toolInfo() JSToolInfo {
+	if i == nil {
+		return JSToolInfo{}
+	}
+	t := JSToolInfo{Title: i.Title, Description: i.Description, Notes: i.Notes}
+	for _, s := range []struct {
+		name string
+		text *string
+		dst  *json.RawMessage
+	}{{"input", i.Input, &t.InputSchema}, {"output", i.Output, &t.OutputSchema}} {
+		if s.text == nil {
+			continue
+		}
+		b := []byte(*s.text)
+		if !json.Valid(b) || (b[0] != '{' && *s.text != "true" && *s.text != "false") {
+			t.Notes = append(t.Notes, fmt.Sprintf("the %s schema is not a JSON Schema (an object or a boolean)", s.name))
+			continue
+		}
+		*s.dst = b
+	}
+	return t
+}
 
 // jsLoaded is the load driver's output.
 type jsLoaded struct {
 	K       string    `json:"k"` // "ok", or a ToolLoadError kind
 	Message string    `json:"message,omitempty"`
 	Entry   [6]uint32 `json:"entry"`
+	JSToolInfo
 }
 
 // ParseJSLoad decodes the load driver's output: the entry of a loaded tool,
-// or a *ToolLoadError saying why the tool could not be loaded.
+// with what the tool says of itself, or a *ToolLoadError saying why the
+// tool could not be loaded.
 func ParseJSLoad(b []byte) (JSEntry, error) {
 	var l jsLoaded
 	if err := json.Unmarshal(b, &l); err != nil {
@@ -685,7 +746,8 @@ func ParseJSLoad(b []byte) (JSEntry, error) {
 	if l.K != "ok" {
 		return JSEntry{}, &ToolLoadError{Kind: l.K, Message: l.Message}
 	}
-	return JSEntry{run: l.Entry[0], take: l.Entry[1], tick: l.Entry[2], undefined: l.Entry[3], yes: l.Entry[4], no: l.Entry[5]}, nil
+	return JSEntry{run: l.Entry[0], take: l.Entry[1], tick: l.Entry[2], undefined: l.Entry[3], yes: l.Entry[4], no: l.Entry[5],
+		Info: l.JSToolInfo}, nil
 }
 
 func (l jsLoaded) encode() []byte {
@@ -778,7 +840,8 @@ func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, 
 		if _, err := vm.call(ctx, "qjs_run_gc"); err != nil {
 			return nil, err
 		}
-		return jsLoaded{K: "ok", Entry: [6]uint32{entry.run, entry.take, entry.tick, entry.undefined, entry.yes, entry.no}}.encode(), nil
+		return jsLoaded{K: "ok", Entry: [6]uint32{entry.run, entry.take, entry.tick, entry.undefined, entry.yes, entry.no},
+			JSToolInfo: st.Info.toolInfo()}.encode(), nil
 	}
 }
 
@@ -794,6 +857,9 @@ type jsState struct {
 	Text        string  `json:"text"`
 	Code        *string `json:"code"`
 	Recoverable *bool   `json:"recoverable"`
+	// Info is what a tool says of itself, in the report that ends loading
+	// it.
+	Info *jsInfo `json:"info"`
 }
 
 // exception is what the report says of an exception that ended the run,

@@ -601,7 +601,13 @@
       c = ns.default; where = "the default export";
       if (!c) return { k: "notfound", message: "the tool exports neither execute nor a default export" };
     }
-    if (hasExecute(c)) { tool = c; return { k: "ok" }; }
+    if (hasExecute(c)) {
+      tool = c;
+      // describeTool catches what the tool's code throws; this catches
+      // the engine running out of memory in it.
+      try { describeTool(c); } catch (_) { described = null; }
+      return { k: "ok" };
+    }
     if (typeof c === "function") {
       if (isClass(c)) return { k: "invalid", message: where + " is a class, not a tool: a tool is an object with an execute function, or a function that returns one" };
       factory = c;
@@ -617,6 +623,320 @@
     if (Array.isArray(v)) return "an array";
     const t = typeof v;
     return (t === "object" ? "an " : "a ") + t;
+  }
+
+  // ---- what a tool says of itself ------------------------------------------
+  // When load resolves a tool object, describeTool reads what it says of
+  // itself, in the shape the ai package's tool() gives it: its title, its
+  // description, its input schema (inputSchema; the ai package before v5
+  // called it parameters) and its output schema (outputSchema), each schema
+  // turned into JSON Schema here, in the sandbox, by the library that made
+  // it (toSchema). A factory's tool exists only in an execution, so a
+  // factory says nothing of itself. Nothing here fails the load: what
+  // cannot be read or converted is left out, and a note says why. take()
+  // hands the result over once, after loading.
+  const MAX_SCHEMA = 262144; // bytes of a schema's JSON
+  const MAX_TEXT = 65536; // characters of a title or description
+  const MAX_DEPTH = 64; // nesting of a schema, in objects and arrays
+  let described = null;
+
+  function describeTool(t) {
+    const info = { notes: [], waiting: new Set() };
+    described = info;
+    for (const key of ["title", "description"]) {
+      try {
+        const v = t[key];
+        if (typeof v === "string" && v.length > MAX_TEXT) info.notes.push("the " + key + " is longer than " + MAX_TEXT + " characters");
+        else if (typeof v === "string") info[key] = v;
+      } catch (e) {
+        info.notes.push("reading the tool's " + key + " threw " + brief(e));
+      }
+    }
+    for (const [key, names] of [["input", ["inputSchema", "parameters"]], ["output", ["outputSchema"]]]) {
+      let s, name;
+      try {
+        for (name of names) if ((s = t[name]) != null) break;
+      } catch (e) {
+        info.notes.push("reading the tool's " + name + " threw " + brief(e));
+        continue;
+      }
+      if (s == null) continue;
+      const what = "the " + key + " schema (" + name + ")";
+      let r;
+      try {
+        r = toSchema(s, key);
+        if (isThenable(r)) {
+          info.waiting.add(what);
+          Promise.resolve(r).then(
+            (v) => { info.waiting.delete(what); keepSchema(info, key, what, v); },
+            (e) => { info.waiting.delete(what); info.notes.push(what + ": its promise rejected with " + brief(e)); });
+          continue;
+        }
+      } catch (e) {
+        info.notes.push(what + (e instanceof NotSchema ? ": " + e.message : ": converting it to JSON Schema threw " + brief(e)));
+        continue;
+      }
+      keepSchema(info, key, what, r);
+    }
+  }
+  function isThenable(v) {
+    return v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function";
+  }
+
+  // toSchema is schema s as JSON Schema (or a promise of it), for its input
+  // or its output (io), converted by the first of these that applies:
+  // the ai package's jsonSchema() (marked with the vercel.ai.schema symbol,
+  // its JSON Schema in .jsonSchema, a promise in some versions); Standard
+  // JSON Schema (~standard.jsonSchema, zod 4.2 and later, valibot and
+  // arktype through their adapters); zod 4's toJSONSchema method; a zod 3
+  // schema (zod3Schema); a plain object of JSON values, already a JSON
+  // Schema.
+  const AI_SCHEMA = Symbol.for("vercel.ai.schema");
+  class NotSchema extends Error {}
+  function toSchema(s, io) {
+    if (typeof s === "boolean") return s;
+    if (typeof s !== "object" && typeof s !== "function") throw new NotSchema("it is " + kind(s) + ", not a schema");
+    if (s[AI_SCHEMA] === true) {
+      const j = s.jsonSchema;
+      return typeof j === "function" ? j() : j;
+    }
+    const std = s["~standard"];
+    if (std != null && typeof std === "object" && std.jsonSchema != null && typeof std.jsonSchema[io] === "function") {
+      const options = { target: "draft-2020-12" };
+      // zod refuses what JSON Schema cannot say (dates, bigints) unless
+      // told to let it be anything.
+      if (std.vendor === "zod") options.libraryOptions = { unrepresentable: "any" };
+      return std.jsonSchema[io](options);
+    }
+    if (typeof s.toJSONSchema === "function") return s.toJSONSchema({ target: "draft-2020-12", io, unrepresentable: "any" });
+    if (s._def != null && typeof s._def === "object" && typeof s._def.typeName === "string") return zod3Schema(s, io);
+    const why = notJSON(s, true);
+    if (why !== "") {
+      throw new NotSchema("it is not a JSON Schema (" + why + "), nor a schema wasmgate converts (zod 3 or 4, " +
+        "Standard JSON Schema, the ai package's jsonSchema())");
+    }
+    return s;
+  }
+
+  // keepSchema keeps what a conversion gave as the info's JSON text, when it
+  // is a JSON Schema (an object or a boolean) of at most MAX_SCHEMA bytes.
+  // Values JSON has no form for (functions, undefined, NaN) are left out.
+  function keepSchema(info, key, what, v) {
+    if (typeof v !== "boolean" && (v === null || typeof v !== "object" || Array.isArray(v))) {
+      info.notes.push(what + ": it converted to " + kind(v) + ", not a JSON Schema");
+      return;
+    }
+    let json;
+    try {
+      const why = notJSON(v, false);
+      if (why !== "") { info.notes.push(what + ": " + why); return; }
+      json = JSON.stringify(v, (k, x) => typeof x === "function" || typeof x === "symbol" || typeof x === "bigint" ||
+        (typeof x === "number" && !Number.isFinite(x)) ? undefined : x);
+    } catch (e) { // a getter, a proxy, a toJSON that throws
+      info.notes.push(what + ": its JSON Schema is not JSON: " + brief(e));
+      return;
+    }
+    let n = json.length;
+    for (let i = 0; i < json.length && n <= MAX_SCHEMA; i++) {
+      const c = json.charCodeAt(i);
+      if (c >= 0x80) n += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2; // UTF-8 bytes
+    }
+    if (n > MAX_SCHEMA) { info.notes.push(what + ": its JSON Schema is over " + MAX_SCHEMA + " bytes"); return; }
+    info[key] = json;
+  }
+
+  // notJSON says why v cannot be a JSON Schema as it is ("" when it can):
+  // it nests deeper than MAX_DEPTH (a cycle does), or, when strict, holds
+  // something other than plain objects, arrays, strings, finite numbers,
+  // booleans and null. It walks without recursion, so that no schema can
+  // exhaust the engine's stack.
+  function notJSON(v, strict) {
+    const stack = [[v, 0]];
+    let seen = 0;
+    while (stack.length > 0) {
+      const [x, depth] = stack.pop();
+      if (++seen > 1000000) return "it has more than a million values";
+      if (x === null || typeof x !== "object") {
+        const t = typeof x;
+        if (strict && t !== "string" && t !== "boolean" && !(x === null || (t === "number" && Number.isFinite(x)))) {
+          return "it holds " + kind(x);
+        }
+        continue;
+      }
+      if (depth >= MAX_DEPTH) return "it nests deeper than " + MAX_DEPTH + " levels (or refers to itself)";
+      if (strict && !Array.isArray(x)) {
+        const proto = Object.getPrototypeOf(x);
+        if (proto !== Object.prototype && proto !== null) return "it holds an object that is not a plain object";
+      }
+      for (const k of Object.keys(x)) stack.push([x[k], depth + 1]);
+    }
+    return "";
+  }
+
+  // zod3Schema converts a zod 3 schema (one with _def.typeName) as the ai
+  // package's zod 3 converter does, for the common types; a type JSON
+  // Schema cannot describe, or this does not know, accepts anything ({}).
+  // A recursive schema (z.lazy) accepts anything where it recurs.
+  function zod3Schema(root, io) {
+    let parts = 0;
+    const path = new Set();
+    const conv = (s) => {
+      const def = s != null && typeof s === "object" ? s._def : undefined;
+      if (def == null || typeof def !== "object" || path.has(s) || path.size >= MAX_DEPTH) return {};
+      if (++parts > 10000) throw new RangeError("the zod 3 schema has more than 10000 parts");
+      path.add(s);
+      try {
+        const out = zod3Type(def, io, conv);
+        const d = def.description;
+        if (typeof d === "string" && out.description === undefined) out.description = d;
+        return out;
+      } finally {
+        path.delete(s);
+      }
+    };
+    return conv(root);
+  }
+  function zod3Type(def, io, conv) {
+    switch (def.typeName) {
+      case "ZodString": return zod3String(def.checks);
+      case "ZodNumber": return zod3Number(def.checks);
+      case "ZodBoolean": return { type: "boolean" };
+      case "ZodNull": return { type: "null" };
+      case "ZodNever": return { not: {} };
+      case "ZodArray": {
+        const o = { type: "array", items: conv(def.type) };
+        if (def.exactLength != null) o.minItems = o.maxItems = def.exactLength.value;
+        if (def.minLength != null) o.minItems = def.minLength.value;
+        if (def.maxLength != null) o.maxItems = def.maxLength.value;
+        return o;
+      }
+      case "ZodTuple": {
+        const items = Array.from(def.items || [], conv);
+        const o = { type: "array", prefixItems: items, minItems: items.length };
+        if (def.rest != null) o.items = conv(def.rest);
+        else o.maxItems = items.length;
+        return o;
+      }
+      case "ZodObject": {
+        const shape = typeof def.shape === "function" ? def.shape() : def.shape;
+        const o = { type: "object", properties: {} };
+        const required = [];
+        for (const k of Object.keys(shape || {})) {
+          o.properties[k] = conv(shape[k]);
+          if (!zod3Optional(shape[k], io)) required.push(k);
+        }
+        if (required.length > 0) o.required = required;
+        const rest = def.catchall;
+        if (rest != null && rest._def != null && rest._def.typeName !== "ZodNever") o.additionalProperties = conv(rest);
+        // zod strips unknown keys by default: they are accepted in the
+        // input and absent from the output.
+        else if (def.unknownKeys === "strict" || (io === "output" && def.unknownKeys !== "passthrough")) o.additionalProperties = false;
+        return o;
+      }
+      case "ZodRecord": return { type: "object", additionalProperties: conv(def.valueType) };
+      case "ZodEnum": return { type: "string", enum: Array.from(def.values) };
+      case "ZodNativeEnum": {
+        // A TypeScript numeric enum maps its names to numbers and back.
+        const e = def.values;
+        const values = Object.keys(e).filter((k) => typeof e[e[k]] !== "number").map((k) => e[k]);
+        const types = [...new Set(values.map((v) => typeof v))];
+        return { type: types.length === 1 ? types[0] : types, enum: values };
+      }
+      case "ZodLiteral": {
+        const v = def.value, t = typeof v;
+        if (v === null) return { type: "null" };
+        if (t === "string" || t === "boolean" || (t === "number" && Number.isFinite(v))) return { type: t, const: v };
+        return {};
+      }
+      case "ZodUnion":
+      case "ZodDiscriminatedUnion":
+        return { anyOf: Array.from(def.options instanceof Map ? def.options.values() : def.options, conv) };
+      case "ZodIntersection": return { allOf: [conv(def.left), conv(def.right)] };
+      case "ZodNullable": return { anyOf: [conv(def.innerType), { type: "null" }] };
+      case "ZodOptional":
+      case "ZodReadonly":
+      case "ZodCatch":
+        return conv(def.innerType);
+      case "ZodDefault": {
+        const o = conv(def.innerType);
+        try {
+          const v = typeof def.defaultValue === "function" ? def.defaultValue() : def.defaultValue;
+          if (v !== undefined && notJSON(v, true) === "") o.default = v;
+        } catch (_) { /* a default that throws is not shown */ }
+        return o;
+      }
+      case "ZodEffects":
+        // A transform's output is whatever it returns.
+        return io === "output" && def.effect != null && def.effect.type === "transform" ? {} : conv(def.schema);
+      case "ZodBranded": return conv(def.type);
+      case "ZodPipeline": return conv(io === "output" ? def.out : def.in);
+      case "ZodLazy": return conv(def.getter());
+    }
+    return {}; // ZodAny, ZodUnknown, and dates, bigints, maps, sets, functions…
+  }
+  const STRING_FORMATS = { email: "email", url: "uri", uuid: "uuid", datetime: "date-time", date: "date", time: "time", duration: "duration" };
+  function zod3String(checks) {
+    const o = { type: "string" };
+    for (const c of checks || []) {
+      switch (c.kind) {
+        case "min": o.minLength = c.value; break;
+        case "max": o.maxLength = c.value; break;
+        case "length": o.minLength = o.maxLength = c.value; break;
+        case "regex":
+          if (!(c.regex instanceof RegExp)) break;
+          if (o.pattern === undefined) o.pattern = c.regex.source;
+          else (o.allOf || (o.allOf = [])).push({ pattern: c.regex.source });
+          break;
+        default:
+          if (STRING_FORMATS[c.kind] !== undefined) o.format = STRING_FORMATS[c.kind];
+      }
+    }
+    return o;
+  }
+  function zod3Number(checks) {
+    const o = { type: "number" };
+    for (const c of checks || []) {
+      switch (c.kind) {
+        case "int": o.type = "integer"; break;
+        case "min": if (c.inclusive === false) o.exclusiveMinimum = c.value; else o.minimum = c.value; break;
+        case "max": if (c.inclusive === false) o.exclusiveMaximum = c.value; else o.maximum = c.value; break;
+        case "multipleOf": o.multipleOf = c.value; break;
+      }
+    }
+    return o;
+  }
+  // zod3Optional says whether an object may lack the key of schema s: in
+  // its input when s accepts undefined, in its output when s can give it.
+  function zod3Optional(s, io) {
+    for (let i = 0; i < MAX_DEPTH && s != null && s._def != null; i++) {
+      const def = s._def;
+      switch (def.typeName) {
+        case "ZodOptional": case "ZodAny": case "ZodUnknown": case "ZodUndefined": case "ZodVoid":
+          return true;
+        case "ZodDefault": case "ZodCatch":
+          return io === "input";
+        case "ZodNullable": case "ZodReadonly": s = def.innerType; continue;
+        case "ZodEffects": s = def.schema; continue;
+        case "ZodBranded": s = def.type; continue;
+        case "ZodPipeline": s = io === "output" ? def.out : def.in; continue;
+        case "ZodUnion": {
+          const opts = Array.isArray(def.options) ? def.options : [];
+          return opts.some((o) => o !== s && zod3Optional(o, io));
+        }
+      }
+      return false;
+    }
+    return false;
+  }
+
+  // take hands over what describeTool found, once.
+  function handOver() {
+    const i = described;
+    described = null;
+    if (i === null) return undefined;
+    for (const what of i.waiting) i.notes.push(what + ": its promise did not settle while the tool loaded");
+    return { title: i.title, description: i.description, input: i.input, output: i.output,
+      notes: i.notes.length > 0 ? i.notes : undefined };
   }
 
   function load(namespace, name) {
@@ -730,7 +1050,7 @@
 
   function take() {
     return JSON.stringify({ k: state.k, output: state.output, message: state.message,
-      name: state.name, text: state.text, code: state.code, recoverable: state.recoverable });
+      name: state.name, text: state.text, code: state.code, recoverable: state.recoverable, info: handOver() });
   }
 
   // ---- scripts -------------------------------------------------------------

@@ -142,7 +142,27 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 		return nil, err
 	}
 	t.snap, t.loadFuel = snap, out.FuelUsed
+	t.manifest = describedBy(spec.Manifest, t.entry.Info)
 	return t, nil
+}
+
+// describedBy is manifest m with the title, description and schemas the
+// tool says it has where m leaves them out: what the manifest declares
+// wins.
+func describedBy(m runtime.Manifest, info ToolInfo) runtime.Manifest {
+	if m.Title == "" {
+		m.Title = info.Title
+	}
+	if m.Description == "" {
+		m.Description = info.Description
+	}
+	if len(m.InputSchema) == 0 {
+		m.InputSchema = info.InputSchema
+	}
+	if len(m.OutputSchema) == 0 {
+		m.OutputSchema = info.OutputSchema
+	}
+	return m
 }
 
 // toolDigest identifies a JS executor: the engine module, wasmgate's
@@ -160,8 +180,20 @@ func toolDigest(engine []byte, spec Spec) string {
 	return audit.Digest(b)
 }
 
-// Manifest implements the pipeline's Executor.
+// Manifest implements the pipeline's Executor: the Spec's manifest, with
+// the title, description, input schema and output schema the tool says it
+// has (Info) where the manifest leaves them out.
 func (t *Tool) Manifest() runtime.Manifest { return t.manifest }
+
+// ToolInfo is what a tool object says of itself: its title, description
+// and schemas, converted to JSON Schema when it was loaded, and notes on
+// what could not be read or converted.
+type ToolInfo = host.JSToolInfo
+
+// Info is what the tool said of itself when it was loaded, before its
+// manifest overrides it. A factory says nothing: its tool exists only in
+// an execution.
+func (t *Tool) Info() ToolInfo { return t.entry.Info }
 
 // ModuleDigest implements the pipeline's Executor.
 func (t *Tool) ModuleDigest() string { return t.digest }

@@ -65,10 +65,16 @@ const (
 	StackExhausted              ReasonCode = "STACK_EXHAUSTED"
 	MemoryExhausted             ReasonCode = "MEMORY_EXHAUSTED"
 	OutputTooLarge              ReasonCode = "OUTPUT_TOO_LARGE"
-	ExecutorTimeout             ReasonCode = "EXECUTOR_TIMEOUT"
-	ExecutorException           ReasonCode = "EXECUTOR_EXCEPTION"
-	OutputNotJSON               ReasonCode = "OUTPUT_NOT_JSON"
-	AuditLogFailed              ReasonCode = "AUDIT_LOG_FAILED"
+	// InputSchemaInvalid: the payload does not match the executor's
+	// input_schema (BLOCKED; nothing ran).
+	InputSchemaInvalid ReasonCode = "INPUT_SCHEMA_INVALID"
+	ExecutorTimeout    ReasonCode = "EXECUTOR_TIMEOUT"
+	ExecutorException  ReasonCode = "EXECUTOR_EXCEPTION"
+	OutputNotJSON      ReasonCode = "OUTPUT_NOT_JSON"
+	// OutputSchemaInvalid: the output does not match the executor's
+	// output_schema, or there is none while it declares one (FAILED).
+	OutputSchemaInvalid ReasonCode = "OUTPUT_SCHEMA_INVALID"
+	AuditLogFailed      ReasonCode = "AUDIT_LOG_FAILED"
 )
 
 // ActionResult is the verdict on one action, as returned to the caller.

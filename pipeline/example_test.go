@@ -27,17 +27,18 @@ func ExampleNew() {
 	sink := audit.NewMemorySink() // audit.OpenFile("audit.jsonl") for a durable log
 	p := pipeline.New(reg, sink)
 
-	for _, payload := range []string{`{"numbers": [1, 2, 39]}`, `{"numbers": "many"}`, `{"numbers": [1, 2`} {
+	for _, payload := range []string{`{"numbers": [1, 2, 39]}`, `{"numbers": [1.5]}`, `{"numbers": "many"}`, `{"numbers": [1, 2`} {
 		res, err := p.Execute(ctx, pipeline.ActionRequest{Action: "math.sum", Payload: json.RawMessage(payload)})
 		if err != nil {
 			panic(err)
 		}
 		fmt.Println(res.Status, res.ReasonCodes, string(res.Output)+res.Message)
 	}
-	fmt.Println(len(sink.Verdicts()), "verdicts,", len(sink.Records())-len(sink.Verdicts()), "attempts (the refusal ran nothing)")
+	fmt.Println(len(sink.Verdicts()), "verdicts,", len(sink.Records())-len(sink.Verdicts()), "attempts (the refusals ran nothing)")
 	// Output:
 	// SUCCESS [] {"sum":42}
-	// FAILED [EXECUTOR_EXCEPTION] sum: field "numbers" must be an array
+	// FAILED [EXECUTOR_EXCEPTION] sum: numbers[0] is not an integer
+	// BLOCKED [INPUT_SCHEMA_INVALID] payload does not match the input schema at /numbers: got string, want array
 	// BLOCKED [NON_JSON_PAYLOAD] payload is not canonicalizable JSON: audit: unexpected end of input at offset 17
-	// 3 verdicts, 2 attempts (the refusal ran nothing)
+	// 4 verdicts, 2 attempts (the refusals ran nothing)
 }

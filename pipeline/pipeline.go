@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -74,7 +76,7 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 //
 // The action is audited write-ahead: once the request has passed every check
 // that needs no executor code (canonical payload, a resolved executor, input
-// limits), an attempt record is appended, and only then does the executor
+// limits, the input schema), an attempt record is appended, and only then does the executor
 // run; its verdict record, naming the attempt, is durable before Execute
 // returns. Refusals that run nothing have a verdict and no attempt. If the
 // attempt cannot be written (the audit log is failing), nothing runs and
@@ -151,6 +153,7 @@ func (p *Pipeline) finish(ctx context.Context, res ActionResult, start time.Time
 type trail struct {
 	env          []byte        // the request's env, canonical; nil when it had none
 	moduleDigest string        // of the executor resolved, if any
+	schemaDigest string        // of its schemas; empty when it declares none
 	attempt      *audit.Record // as stored, once written: the executor may run
 	unwritten    bool          // the attempt could not be written: nothing ran
 }
@@ -170,10 +173,11 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 		res.InputDigest = hex.EncodeToString(inputDigest[:])
 	}
 
-	exec, limits, ref := p.registry.resolve(req.Action)
+	exec, limits, schemas, ref := p.registry.resolve(req.Action)
 	if ref != nil {
 		if ref.exec != nil {
 			identify(res, ref.exec, &tr.moduleDigest)
+			tr.schemaDigest = schemasOf(ref.exec.Manifest()).digest
 		} else {
 			res.ExecutorID = ref.executorID
 		}
@@ -181,6 +185,7 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 		return nil
 	}
 	identify(res, exec, &tr.moduleDigest)
+	tr.schemaDigest = schemas.digest
 
 	if tooDeep {
 		block(res, StatusBlocked, fmt.Sprintf("payload nests deeper than %d levels", audit.MaxNesting), LimitExceeded, DepthExceeded)
@@ -189,6 +194,13 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 	if codes, msg := checkShape("payload", input, limits, false); len(codes) > 0 {
 		block(res, StatusBlocked, msg, codes...)
 		return nil
+	}
+	if schemas.input != nil {
+		if ptr, reason, ok := validate(schemas.input, input.Bytes); !ok {
+			// The caller's to fix: nothing runs.
+			block(res, StatusBlocked, schemaMismatch("payload", "input", ptr, reason), InputSchemaInvalid)
+			return nil
+		}
 	}
 
 	if dl, ok := ctx.Deadline(); ok && !p.now().Before(dl) {
@@ -201,7 +213,7 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 		return nil
 	}
 	out, err := run(ctx, exec, runtime.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits}, tr.env)
-	return judge(ctx, res, out, err, func() error { return p.deliver(res, out.Output, limits) })
+	return judge(ctx, res, out, err, func() error { return p.deliver(res, out.Output, limits, schemas.output) })
 }
 
 // writeAhead appends the attempt record, before any executor code runs, so
@@ -264,10 +276,17 @@ func judge(ctx context.Context, res *ActionResult, out runtime.Outcome, err erro
 	return nil
 }
 
-// deliver checks the output and, when it passes, attaches it to res.
-func (p *Pipeline) deliver(res *ActionResult, output []byte, limits runtime.Limits) error {
+// deliver checks the output (its limits, then its schema when the
+// executor declares one) and, when it passes, attaches it to res.
+func (p *Pipeline) deliver(res *ActionResult, output []byte, limits runtime.Limits, schema *jsonschema.Schema) error {
 	res.Status = StatusSuccess
 	if len(output) == 0 {
+		if schema != nil {
+			// No value cannot match a schema (not even true's): the
+			// executor promised an output.
+			block(res, StatusFailed, "output does not match the output schema: the executor returned no output", OutputSchemaInvalid)
+			return nil
+		}
 		return nil // no output (None): SUCCESS with a null output digest
 	}
 	canon, err := audit.Canonicalize(output)
@@ -283,6 +302,13 @@ func (p *Pipeline) deliver(res *ActionResult, output []byte, limits runtime.Limi
 	if codes, msg := checkShape("output", canon, limits, true); len(codes) > 0 {
 		block(res, StatusBlocked, msg, codes...)
 		return nil
+	}
+	if schema != nil {
+		if ptr, reason, ok := validate(schema, canon.Bytes); !ok {
+			block(res, StatusFailed, schemaMismatch("output", "output", ptr, reason), OutputSchemaInvalid)
+			res.guestMessage = true // the reason may quote the output
+			return nil
+		}
 	}
 	d := audit.Digest(canon.Bytes)
 	res.Output, res.OutputDigest = canon.Bytes, &d
@@ -376,6 +402,7 @@ func attemptRecord(res *ActionResult, tr *trail) audit.Record {
 		TsUTC:           res.TsUTC,
 		InputDigest:     res.InputDigest,
 		EnvDigest:       optional(res.EnvDigest),
+		SchemaDigest:    optional(tr.schemaDigest),
 		DigestAlg:       audit.DigestAlg,
 	}
 }
@@ -402,6 +429,7 @@ func auditRecord(res ActionResult, tr *trail) audit.Record {
 		EnvDigest:       optional(res.EnvDigest),
 		OutputDigest:    res.OutputDigest,
 		ExitCode:        res.ExitCode,
+		SchemaDigest:    optional(tr.schemaDigest),
 		DigestAlg:       audit.DigestAlg,
 	}
 	if tr.attempt != nil {

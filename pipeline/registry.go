@@ -140,35 +140,41 @@ type refusal struct {
 }
 
 // resolve finds the executor for an action and checks the route's
-// requirements, in the reason-code order of DESIGN.md.
-func (r *Registry) resolve(action string) (Executor, runtime.Limits, *refusal) {
+// requirements, in the reason-code order of DESIGN.md. It returns the
+// executor's compiled schemas too: schemas that do not compile make it
+// unusable (EXECUTOR_INVALID).
+func (r *Registry) resolve(action string) (Executor, runtime.Limits, *schemaSet, *refusal) {
 	route, ok := r.actions[action]
 	if !ok {
-		return nil, runtime.Limits{}, &refusal{code: ActionUnknown, msg: fmt.Sprintf("action %q is not registered", action)}
+		return nil, runtime.Limits{}, nil, &refusal{code: ActionUnknown, msg: fmt.Sprintf("action %q is not registered", action)}
 	}
 	if strings.TrimSpace(route.Version) == "" {
-		return nil, runtime.Limits{}, &refusal{code: ActionVersionMissing, msg: fmt.Sprintf("action %q does not say which executor versions it accepts", action)}
+		return nil, runtime.Limits{}, nil, &refusal{code: ActionVersionMissing, msg: fmt.Sprintf("action %q does not say which executor versions it accepts", action)}
 	}
 	want, err := parseRange(route.Version)
 	if err != nil {
-		return nil, runtime.Limits{}, &refusal{code: ActionVersionInvalid, msg: fmt.Sprintf("action %q: %v", action, err)}
+		return nil, runtime.Limits{}, nil, &refusal{code: ActionVersionInvalid, msg: fmt.Sprintf("action %q: %v", action, err)}
 	}
 	slot, ok := r.executors[route.Executor]
 	switch {
 	case !ok:
-		return nil, runtime.Limits{}, &refusal{code: ExecutorNotFound, msg: fmt.Sprintf("action %q routes to executor %q, which is not registered", action, route.Executor)}
+		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorNotFound, msg: fmt.Sprintf("action %q routes to executor %q, which is not registered", action, route.Executor)}
 	case slot.missing != nil:
-		return nil, runtime.Limits{}, &refusal{code: ExecutorNotFound, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.missing)}
+		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorNotFound, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.missing)}
 	case slot.broken != nil:
-		return nil, runtime.Limits{}, &refusal{code: ExecutorInvalid, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
+		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorInvalid, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
 	}
 	m := slot.exec.Manifest()
+	schemas := schemasOf(m)
+	if schemas.err != nil {
+		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorInvalid, exec: slot.exec, msg: fmt.Sprintf("%s: %v", describe(m), schemas.err)}
+	}
 	if m.Version == "" {
-		return nil, runtime.Limits{}, &refusal{code: ExecutorVersionMissing, exec: slot.exec, msg: fmt.Sprintf("executor %q declares no version", m.ExecutorID)}
+		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorVersionMissing, exec: slot.exec, msg: fmt.Sprintf("executor %q declares no version", m.ExecutorID)}
 	}
 	have, err := parseVersion(m.Version)
 	if err != nil || !want.matches(have) {
-		return nil, runtime.Limits{}, &refusal{code: ExecutorVersionIncompatible, exec: slot.exec, msg: fmt.Sprintf("action %q accepts versions %q; %s does not match", action, route.Version, describe(m))}
+		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorVersionIncompatible, exec: slot.exec, msg: fmt.Sprintf("action %q accepts versions %q; %s does not match", action, route.Version, describe(m))}
 	}
 	if route.Capabilities != nil {
 		granted := make([]string, len(route.Capabilities))
@@ -177,17 +183,17 @@ func (r *Registry) resolve(action string) (Executor, runtime.Limits, *refusal) {
 		}
 		for _, c := range granted {
 			if !m.HasCapability(c) {
-				return nil, runtime.Limits{}, &refusal{code: ExecutorCapabilityMissing, exec: slot.exec, msg: fmt.Sprintf("action %q requires capability %s; %s does not declare it", action, c, describe(m))}
+				return nil, runtime.Limits{}, nil, &refusal{code: ExecutorCapabilityMissing, exec: slot.exec, msg: fmt.Sprintf("action %q requires capability %s; %s does not declare it", action, c, describe(m))}
 			}
 		}
 		for _, c := range m.Capabilities {
 			if !slices.Contains(granted, c) {
-				return nil, runtime.Limits{}, &refusal{code: ExecutorCapabilityMismatch, exec: slot.exec, msg: fmt.Sprintf("%s declares capability %s, which action %q does not grant", describe(m), c, action)}
+				return nil, runtime.Limits{}, nil, &refusal{code: ExecutorCapabilityMismatch, exec: slot.exec, msg: fmt.Sprintf("%s declares capability %s, which action %q does not grant", describe(m), c, action)}
 			}
 		}
 	}
 	limits := route.Limits.WithDefaults(m.Limits).WithDefaults(defaultLimits(slot.exec))
-	return slot.exec, limits, nil
+	return slot.exec, limits, schemas, nil
 }
 
 // defaulter is an Executor with defaults of its own for the limits its route
@@ -213,7 +219,7 @@ func defaultLimits(exec Executor) runtime.Limits {
 func (r *Registry) Problems() []string {
 	var out []string
 	for _, a := range r.Actions() {
-		if _, _, ref := r.resolve(a); ref != nil {
+		if _, _, _, ref := r.resolve(a); ref != nil {
 			out = append(out, fmt.Sprintf("%s: %s (%s)", a, ref.code, ref.msg))
 		}
 	}

@@ -25,7 +25,7 @@ func ExampleRun() {
 		runtimes = append(runtimes, rt)
 	}
 	var corpus []replay.Request
-	for _, payload := range []string{`{"numbers": [1, 2, 39]}`, `{"numbers": "many"}`} {
+	for _, payload := range []string{`{"numbers": [1, 2, 39]}`, `{"numbers": [1.5]}`} {
 		corpus = append(corpus, replay.Request{Request: wasmgate.ActionRequest{Action: "sum", Payload: json.RawMessage(payload)}})
 	}
 

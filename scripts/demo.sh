@@ -152,6 +152,42 @@ rep_session() {
 step "The JSON-RPC runtime (TraceMind REP v0.1): a flow compiled by TraceMind's own compiler runs to completed" "$BIN rep --config testdata/rep/tracemind.json   # Capabilities, StartRun plant-monitor.ir.json, Poll"
 rep_session
 
+# mcp_inspector WANT FILTER ARGS...: the MCP Inspector's CLI (npm, pinned by
+# scripts/mcp-inspector/package-lock.json, installed here on first use) with
+# ARGS, against `wasmgate mcp` started over stdio; shows its JSON answer
+# through the jq FILTER and insists on exit code WANT (the Inspector exits 5
+# when a tool call returns isError).
+mcp_inspector() {
+	local want=$1 filter=$2 dir=scripts/mcp-inspector out rc=0
+	shift 2
+	if [[ ! $dir/node_modules/.package-lock.json -nt $dir/package-lock.json ]]; then
+		(cd "$dir" && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error >/dev/null 2>"$work/npm.stderr") ||
+			{ cat "$work/npm.stderr" >&2; echo "demo: npm ci in $dir failed" >&2; exit 1; }
+	fi
+	out=$("$dir/node_modules/.bin/mcp-inspector" --cli --quiet --format json "$@" \
+		-- "$BIN" mcp --config testdata/registry.json --audit "$AUDIT" 2>"$work/stderr") || rc=$?
+	if command -v jq >/dev/null 2>&1 && [[ -n $out ]]; then
+		echo "$out" | jq -r "$filter" 2>/dev/null || echo "$out"
+	else
+		echo "$out"
+	fi
+	if [[ $rc -ne $want ]]; then
+		cat "$work/stderr" >&2
+		echo "demo: expected the MCP Inspector to exit $want, got $rc" >&2
+		exit 1
+	fi
+	echo "(exit $rc)"
+}
+
+step "MCP: the registry's actions as tools, listed and called by the MCP Inspector's CLI, every call audited" "npx @modelcontextprotocol/inspector --cli --method tools/list -- $BIN mcp --config testdata/registry.json"
+mcp_inspector 0 '.result.tools[] | "\(.name): \(.description) readOnlyHint=\(.annotations.readOnlyHint) openWorldHint=\(.annotations.openWorldHint)"' --method tools/list
+printf '$ %s\n' "npx @modelcontextprotocol/inspector --cli --method tools/call --tool-name math.sum --tool-args-json '{\"numbers\":[1,2,39]}' -- $BIN mcp ..."
+mcp_inspector 0 '.result | {structuredContent, verdict: ._meta["wasmgate/result"] | {status, reason_codes, fuel_used}} | tojson' \
+	--method tools/call --tool-name math.sum --tool-args-json '{"numbers":[1,2,39]}'
+printf '$ %s\n' "npx @modelcontextprotocol/inspector --cli --method tools/call --tool-name math.sum --tool-args-json '{\"numbers\":[1,\"x\"]}' -- $BIN mcp ...   # isError: exit 5"
+mcp_inspector 5 '.result | {isError, text: .content[0].text} | tojson' \
+	--method tools/call --tool-name math.sum --tool-args-json '{"numbers":[1,"x"]}'
+
 step "Through a registry: action -> executor with version range and capabilities" "$BIN run --config testdata/registry.json --action text.upper --input '{\"text\":\"governed\"}'"
 expect 0 "$BIN" run --config testdata/registry.json --action text.upper --input '{"text":"governed"}' --audit "$AUDIT"
 

@@ -241,7 +241,7 @@ func TestNATSRunSameAsInProcess(t *testing.T) {
 	}{
 		{"success", "math.sum", `{"numbers":[1,2,3]}`, exitSuccess, "SUCCESS", []string{}},
 		{"text", "text.upper", `{"text":"governed"}`, exitSuccess, "SUCCESS", []string{}},
-		{"failed", "math.sum", `{"numbers":"x"}`, exitFailed, "FAILED", []string{"EXECUTOR_EXCEPTION"}},
+		{"failed", "math.sum", `{"numbers":[1.5]}`, exitFailed, "FAILED", []string{"EXECUTOR_EXCEPTION"}},
 		{"unknown action", "no.such", `{}`, exitBlocked, "BLOCKED", []string{"ACTION_UNKNOWN"}},
 		{"not JSON", "math.sum", `{"numbers":`, exitBlocked, "BLOCKED", []string{"NON_JSON_PAYLOAD"}},
 	} {
@@ -330,7 +330,7 @@ func TestNATSServeSameAsInProcess(t *testing.T) {
 	}{
 		{"success", call("math.sum", "", "math.sum", `{"numbers":[1,2]}`), true, ""},
 		{"text", call("text.upper", "", "text.upper", `{"text":"governed"}`), true, ""},
-		{"failed", call("math.sum", "", "math.sum", `{"numbers":"x"}`), false, "TOOL_EXECUTION_ERROR"},
+		{"failed", call("math.sum", "", "math.sum", `{"numbers":[1.5]}`), false, "TOOL_EXECUTION_ERROR"},
 		{"list too long", call("math.sum", "", "math.sum", `{"numbers":[`+strings.Repeat("1,", 2000)+`1]}`), false, "INVALID_REQUEST"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -564,7 +564,7 @@ func TestNATSAuditExport(t *testing.T) {
 	}{
 		{"math.sum", `{"numbers":[1,2,3]}`, exitSuccess, true},
 		{"text.upper", `{"text":"a"}`, exitSuccess, true},
-		{"math.sum", `{"numbers":"x"}`, exitFailed, true},
+		{"math.sum", `{"numbers":[1.5]}`, exitFailed, true},
 		{"no.such", `{}`, exitBlocked, false},
 	}
 	traces := map[string]string{}

@@ -58,6 +58,7 @@ Usage:
   wasmgate tool run ID [--json] [--tools DIR] [--input JSON]            run a tool by the NDJSON tool protocol v1
   wasmgate tool serve-stdio ID [--tools DIR]                            the tool side of that protocol (NDJSON on stdout)
   wasmgate rep --config FILE [--audit FILE]                             the JSON-RPC 2.0 runtime (flow graphs) on stdio
+  wasmgate mcp --config FILE [--audit FILE]                             every action as a Model Context Protocol tool, on stdio
   wasmgate script FILE.ts [--config FILE] [--audit FILE]                run a TypeScript toolscript calling registered actions
   wasmgate node [--audit FILE] [flags] FILE [ARGS...]                   run a Node program as node would, sandboxed (stdin, stdout, exit status)
   wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
@@ -113,6 +114,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.toolCmd(ctx, rest)
 	case "rep":
 		return e.repCmd(ctx, rest)
+	case "mcp":
+		return e.mcpCmd(ctx, rest)
 	case "script":
 		return e.scriptCmd(ctx, rest)
 	case "node":

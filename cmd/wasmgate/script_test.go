@@ -76,14 +76,14 @@ func TestScriptToolCallFailures(t *testing.T) {
 	}{
 		{
 			name: "the executor fails, the script catches it", file: "catch_failure.ts", code: exitSuccess,
-			stdout: `{"isError":true,"name":"ToolCallError","message":"tools.math.sum failed: FAILED [EXECUTOR_EXCEPTION]: sum: field \"numbers\" must be an array",` +
+			stdout: `{"isError":true,"name":"ToolCallError","message":"tools.math.sum failed: FAILED [EXECUTOR_EXCEPTION]: sum: numbers[0] is not an integer",` +
 				`"status":"FAILED","reasonCodes":["EXECUTOR_EXCEPTION"],"action":"math.sum","traceIdIsUUID":true}` + "\n",
 			calls: []scriptCall{{"math.sum", "sum", "FAILED", []string{"EXECUTOR_EXCEPTION"}}},
 		},
 		{
 			name: "the executor fails, uncaught", file: "uncaught_failure.ts", code: exitFailed,
 			stdout: "calling\n",
-			stderr: "wasmgate script: ToolCallError: tools.math.sum failed: FAILED [EXECUTOR_EXCEPTION]: sum: field \"numbers\" must be an array\n" +
+			stderr: "wasmgate script: ToolCallError: tools.math.sum failed: FAILED [EXECUTOR_EXCEPTION]: sum: numbers[0] is not an integer\n" +
 				"    at tools.math.sum (uncaught_failure.ts:",
 			calls: []scriptCall{{"math.sum", "sum", "FAILED", []string{"EXECUTOR_EXCEPTION"}}},
 		},

@@ -16,6 +16,7 @@ import (
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/httpexec"
+	"github.com/wasmgate/wasmgate/protocol/mcp"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -34,6 +35,12 @@ and dropped). When EXECUTOR_API_KEY is set, POST /execute-tool needs
 "Authorization: Bearer <key>" (/health, /info and /metrics stay open, as the
 protocol's OpenAPI description has it; --auth-all guards them too). SIGTERM
 or SIGINT stops accepting requests and waits for the calls in flight.
+
+/mcp serves the same tools over the Model Context Protocol (streamable
+HTTP; see 'wasmgate mcp -h' and docs/MCP.md): the registry's actions, or
+the cluster's with --nats, and the tool store's packages --npm-allow lets
+run. It always needs the key when EXECUTOR_API_KEY is set, and its calls
+take their slots from the same admission as /execute-tool.
 
 Flags:
 `
@@ -171,7 +178,35 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	defer sink.Close()
 
 	store := sourceFlags{toolsDir: *toolsDir}.store()
-	srv := httpexec.NewServer(httpexec.Config{
+	// /mcp offers the same tools: the registry's actions (or the
+	// cluster's), and the tool store's packages the server may run. Its
+	// calls take their slots from the server's admission.
+	var srv *httpexec.Server
+	catalog := []mcp.Catalog{}
+	switch {
+	case runner != nil:
+		catalog = append(catalog, mcp.RegistryTools(runner))
+	case reg != nil:
+		catalog = append(catalog, mcp.RegistryTools(pipeline.New(reg, sink, pipeline.WithResults(results))))
+	}
+	if runner == nil {
+		catalog = append(catalog, mcp.StoreTools(mcp.StoreConfig{
+			Store: store, Engine: engine, Sink: sink, Results: results,
+			Limits: storeToolLimits(*maxExec), Logger: logger,
+			Allow: func(pkg string) bool { return srv != nil && srv.NPMAllows(pkg) },
+		}))
+	}
+	mcpSrv, err := mcp.New(ctx, mcp.Config{
+		Catalog:          mcp.Catalogs(catalog...),
+		Version:          implementationVersion,
+		Admit:            func(ctx context.Context) (func(), error) { return srv.Admit(ctx) },
+		MaxExecutionTime: *maxExec,
+		Logger:           logger,
+	})
+	if err != nil {
+		return e.fail("serve", err)
+	}
+	srv = httpexec.NewServer(httpexec.Config{
 		Engine:                engine,
 		Registry:              reg,
 		Runner:                runner,
@@ -188,7 +223,18 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		MaxExecutionTime:      *maxExec,
 		ImplementationVersion: implementationVersion,
 		Logger:                logger,
+		MCP:                   mcpSrv.HTTPHandler(),
 	})
+	if runner == nil {
+		// The store's tools as the server starts, and every package
+		// added while it runs (announced with tools/list_changed).
+		if err := mcpSrv.Refresh(ctx); err != nil {
+			logger.Warn("mcp: listing the tool store", "error", err)
+		}
+		wctx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go mcpSrv.Watch(wctx, 2*time.Second)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return e.fail("serve", usagef("--addr: %v", err))

@@ -393,6 +393,12 @@ func mapResult(res pipeline.ActionResult) *errDetail {
 		return &errDetail{CodeToolInvalid, strings.TrimPrefix(res.Message, "TOOL_INVALID: ")}
 	case has(pipeline.ExecutorException):
 		return &errDetail{CodeToolExecutionError, res.Message}
+	case has(pipeline.OutputSchemaInvalid):
+		// The tool ran and returned what its output schema forbids.
+		return &errDetail{CodeToolExecutionError, withCodes}
+	case has(pipeline.InputSchemaInvalid):
+		// params do not match the tool's input schema: nothing ran.
+		return &errDetail{CodeInvalidRequest, withCodes}
 	case has(pipeline.MemoryExhausted) || has(pipeline.StackExhausted) || has(pipeline.OutputTooLarge),
 		has(pipeline.LimitExceeded) && strings.HasPrefix(res.Message, "output"):
 		return &errDetail{CodeToolExecutionError, withCodes}
@@ -490,6 +496,10 @@ func (s *Server) npmAllowed(name string) bool {
 	}
 	return false
 }
+
+// NPMAllows reports whether the server lets requests run the npm package
+// name (its NPMAllow patterns, or their default).
+func (s *Server) NPMAllows(name string) bool { return s.npmAllowed(name) }
 
 // NPMAllowed is what the server lets requests fetch from npm, as patterns
 // ("*" for every package; none when empty).

@@ -2,6 +2,7 @@ package httpexec
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -55,4 +56,22 @@ func (l *limiter) acquire(ctx context.Context) (release func(), refused string) 
 	}
 	<-l.queue
 	return nil, refused
+}
+
+// Admit takes a slot for one execution from the server's admission, as a
+// call to /execute-tool does, for the other fronts it serves (MCP's tool
+// calls): release gives it back. It fails, saying why, when the server is
+// saturated (the queue is full, or no slot freed within QueueWait) or ctx
+// ended first.
+func (s *Server) Admit(ctx context.Context) (release func(), err error) {
+	release, refused := s.limit.acquire(ctx)
+	switch refused {
+	case "":
+		return release, nil
+	case refusedQueueFull:
+		return nil, errors.New("every execution slot is busy and the queue is full")
+	case refusedQueueWait:
+		return nil, errors.New("no execution slot freed within the queue wait")
+	}
+	return nil, errors.New("the caller left while waiting for an execution slot")
 }

@@ -113,6 +113,11 @@ type Config struct {
 	// Metrics is where the server registers its collectors (default: a
 	// registry of its own, served at /metrics).
 	Metrics *prometheus.Registry
+	// MCP, when set, is served at /mcp: the Model Context Protocol's
+	// streamable HTTP transport (protocol/mcp). It is behind the API key
+	// whenever one is set, and its tool calls take their slots from the
+	// same admission as /execute-tool (Server.Admit).
+	MCP http.Handler
 }
 
 // Server is the protocol's HTTP handler.
@@ -164,9 +169,12 @@ func NewServer(cfg Config) *Server {
 		mux.HandleFunc(prefix+"/info", only(http.MethodGet, s.info))
 		mux.HandleFunc(prefix+"/execute-tool", only(http.MethodPost, s.executeTool))
 	}
+	if cfg.MCP != nil {
+		mux.Handle("/mcp", cfg.MCP)
+	}
 	mux.HandleFunc("/metrics", only(http.MethodGet, promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{}).ServeHTTP))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, CodeNotFound, "no route "+r.URL.Path+" (routes: /health, /info, /execute-tool, also under /api/, and /metrics)")
+		writeError(w, http.StatusNotFound, CodeNotFound, "no route "+r.URL.Path+" (routes: /health, /info, /execute-tool, also under /api/, /metrics, and /mcp when MCP is served)")
 	})
 	s.mux = mux
 	return s
@@ -181,6 +189,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, "+VersionHeader+", X-Trace-Id, traceparent")
 	h.Set("Access-Control-Expose-Headers", VersionHeader+", X-Trace-Id, Retry-After")
+	if s.cfg.MCP != nil && r.URL.Path == "/mcp" {
+		// The streamable HTTP transport's session and version headers, and
+		// DELETE, which ends a session.
+		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, traceparent")
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, "+VersionHeader)
+	}
 	h.Set("Access-Control-Max-Age", "86400")
 	h.Set(VersionHeader, ProtocolVersion)
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
@@ -197,7 +212,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.WriteHeader(http.StatusOK)
 		return
 	}
-	if s.cfg.APIKey != "" && (s.cfg.AuthAll || route == "/execute-tool") && !s.authorized(r) {
+	if s.cfg.APIKey != "" && (s.cfg.AuthAll || route == "/execute-tool" || route == "/mcp") && !s.authorized(r) {
+		if route == "/mcp" {
+			// What MCP clients look for on a 401 (RFC 6750).
+			h.Set("WWW-Authenticate", `Bearer realm="wasmgate"`)
+		}
 		writeError(rec, http.StatusUnauthorized, CodeUnauthorized, "invalid or missing API key (Authorization: Bearer <key>)")
 		return
 	}
@@ -234,8 +253,8 @@ func (s *Server) route(r *http.Request) string {
 	switch p := r.URL.Path; strings.TrimPrefix(p, "/api") {
 	case "/health", "/info", "/execute-tool":
 		return strings.TrimPrefix(p, "/api")
-	case "/metrics":
-		if p == "/metrics" {
+	case "/metrics", "/mcp":
+		if !strings.HasPrefix(p, "/api") {
 			return p
 		}
 	}
@@ -387,4 +406,16 @@ func (r *statusRecorder) WriteHeader(status int) {
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	r.wrote = true
 	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the writer underneath, so that a
+// streaming handler (MCP's server-sent events) can flush.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Flush flushes the writer underneath, for handlers that assert
+// http.Flusher rather than use http.ResponseController.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }

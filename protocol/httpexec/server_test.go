@@ -325,7 +325,8 @@ func TestToolOutcomes(t *testing.T) {
 		{"registry action", `{"packageName":"text.slug","name":"any","params":{"title":"A Tale of Two"}}`, "", "", `{"removed":["a","of"],"slug":"tale-two"}`},
 		{"registry executor", `{"packageName":"upper","name":"any","params":{"text":"abc"}}`, "", "", `{"text":"ABC"}`},
 		{"a key a later protocol version adds", `{"packageName":"upper","name":"any","params":{"text":"abc"},"importUrl":"https://esm.sh/x"}`, "", "", `{"text":"ABC"}`},
-		{"registry action, bad input", `{"packageName":"text.slug","name":"any","params":{"title":1}}`, CodeToolExecutionError, "TypeError: title must be a string", ""},
+		{"registry action, params against its input schema", `{"packageName":"text.slug","name":"any","params":{"title":1}}`, CodeInvalidRequest,
+			"payload does not match the input schema at /title: got number, want string (INPUT_SCHEMA_INVALID)", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -484,6 +485,8 @@ func TestMapResult(t *testing.T) {
 		{res(pipeline.StatusBlocked, "refused", pipeline.ExecutorInvalid), CodeToolInvalid},
 		{res(pipeline.StatusBlocked, "audit", pipeline.AuditLogFailed), CodeInternalError},
 		{res(pipeline.StatusBlocked, "version", pipeline.ExecutorVersionIncompatible), CodeInternalError},
+		{res(pipeline.StatusBlocked, "payload does not match", pipeline.InputSchemaInvalid), CodeInvalidRequest},
+		{res(pipeline.StatusFailed, "output does not match", pipeline.OutputSchemaInvalid), CodeToolExecutionError},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.code, mapResult(c.res).Code, c.res.ReasonCodes)
@@ -591,4 +594,55 @@ func TestPackageNotFoundIsAudited(t *testing.T) {
 	assert.Equal(t, []string{"EXECUTOR_NOT_FOUND"}, recs[0].ReasonCodes)
 	assert.Equal(t, "acme-gone/t", recs[0].Action)
 	assert.Equal(t, "acme_gone__t", recs[0].ExecutorID)
+}
+
+// schemaTool is an executor with the sum guest's schemas whose output is
+// fixed.
+type schemaTool struct{ output string }
+
+func (e schemaTool) Manifest() wgruntime.Manifest {
+	return wgruntime.Manifest{ExecutorID: "typed", Version: "1.0.0",
+		InputSchema:  json.RawMessage(`{"type":"object","required":["numbers"],"properties":{"numbers":{"type":"array","items":{"type":"number"}}}}`),
+		OutputSchema: json.RawMessage(`{"type":"object","required":["sum"],"properties":{"sum":{"type":"number"}}}`)}
+}
+func (e schemaTool) ModuleDigest() string { return strings.Repeat("cd", 32) }
+func (e schemaTool) Execute(context.Context, wgruntime.Input) (wgruntime.Outcome, error) {
+	return wgruntime.Outcome{Kind: wgruntime.Completed, Output: []byte(e.output)}, nil
+}
+
+// TestSchemaFailures: params that break the tool's input schema are the
+// caller's INVALID_REQUEST; an output that breaks its output schema is a
+// TOOL_EXECUTION_ERROR, with no output.
+func TestSchemaFailures(t *testing.T) {
+	reg := pipeline.NewRegistry()
+	require.NoError(t, reg.AddExecutor("typed", schemaTool{output: `{"sum":"three"}`}))
+	require.NoError(t, reg.AddAction("math.typed", pipeline.Route{Executor: "typed", Version: "*"}))
+	srv := NewServer(Config{Engine: testEngine, Registry: reg, Sink: audit.NewMemorySink()})
+	f := fixture{srv: srv}
+
+	r := f.do(t, "POST", "/execute-tool", `{"packageName":"math.typed","name":"any","params":{"numbers":[1,"2"]}}`)
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	assert.Equal(t, false, r.body["success"])
+	assert.Equal(t, map[string]any{"code": "INVALID_REQUEST",
+		"message": "payload does not match the input schema at /numbers/1: got string, want number (INPUT_SCHEMA_INVALID)"}, r.body["error"])
+	assert.Equal(t, "request", r.body["errorStage"])
+	assert.Equal(t, "INVALID_REQUEST", r.body["errorCode"])
+	assert.Equal(t, false, r.body["retryable"])
+	v := r.body["wasmgate"].(map[string]any)
+	assert.Equal(t, "BLOCKED", v["status"])
+	assert.Equal(t, []any{"INPUT_SCHEMA_INVALID"}, v["reasonCodes"])
+
+	r = f.do(t, "POST", "/execute-tool", `{"packageName":"math.typed","name":"any","params":{"numbers":[1,2]}}`)
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	assert.Equal(t, false, r.body["success"])
+	assert.NotContains(t, r.body, "output")
+	assert.Equal(t, map[string]any{"code": "TOOL_EXECUTION_ERROR",
+		"message": "output does not match the output schema at /sum: got string, want number (OUTPUT_SCHEMA_INVALID)"}, r.body["error"])
+	assert.Equal(t, "execute", r.body["errorStage"])
+	assert.Equal(t, "TOOL_EXECUTION_FAILED", r.body["errorCode"])
+	assert.Equal(t, false, r.body["retryable"])
+	v = r.body["wasmgate"].(map[string]any)
+	assert.Equal(t, "FAILED", v["status"])
+	assert.Equal(t, []any{"OUTPUT_SCHEMA_INVALID"}, v["reasonCodes"])
+	assert.Nil(t, v["outputDigest"])
 }

@@ -120,13 +120,18 @@ func (r *run) wasCancelled() bool {
 	return r.failure != nil && r.failure.Reason == flow.ReasonCancelled
 }
 
-// failureError is a failed run's error: 2001 for a step that failed; 3001
-// with the cause REP §10 gives a timeout ("Timeout") for a flow that timed
-// out, and likewise ("Cancelled") for a cancelled run, which is no step's
+// failureError is a failed run's error: 2001 for a step that failed; 1003
+// (REP's Validation class: malformed inputs) for a step whose payload does
+// not match its executor's input schema, details.in "payload"; 3001 with
+// the cause REP §10 gives a timeout ("Timeout") for a flow that timed out,
+// and likewise ("Cancelled") for a cancelled run, which is no step's
 // failure either.
 func failureError(f *flow.Failure) *rpcError {
 	code := CodeStepFailed
 	details := map[string]any{"reason": f.Reason}
+	if v, ok := f.Result.(pipeline.ActionResult); ok && slices.Contains(v.ReasonCodes, pipeline.InputSchemaInvalid) {
+		code, details["in"] = CodeSchema, "payload"
+	}
 	switch f.Reason {
 	case flow.ReasonFlowTimeout:
 		code, details["cause"] = CodeTransport, "Timeout"
@@ -263,8 +268,13 @@ func (s *Server) step(traceID string) flow.StepFunc {
 // retriable says whether a verdict that is not SUCCESS may change on
 // another attempt: an executor failure or a wall-clock timeout may; a
 // governance refusal (unknown action, version, capabilities, JSON limits,
-// fuel, stack, memory, output size, an unwritable audit log) will not.
+// input schema, fuel, stack, memory, output size, an unwritable audit log)
+// will not, and neither will an output that breaks its schema (a pure
+// executor gives the same output again).
 func retriable(res pipeline.ActionResult) bool {
+	if slices.Contains(res.ReasonCodes, pipeline.OutputSchemaInvalid) {
+		return false
+	}
 	if res.Status == pipeline.StatusFailed {
 		return true
 	}

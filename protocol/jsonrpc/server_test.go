@@ -456,3 +456,56 @@ func TestStartRunOptions(t *testing.T) {
 	_, e := s.call("Runtime.StartRun", params)
 	assert.Equal(t, float64(-32602), e["code"])
 }
+
+// typedExecutor declares the sum guest's schemas and answers output.
+type typedExecutor struct{ output string }
+
+func (e typedExecutor) Manifest() runtime.Manifest {
+	return runtime.Manifest{ExecutorID: "typed", Version: "1.0.0", Limits: runtime.DefaultLimits,
+		InputSchema:  json.RawMessage(`{"type":"object","required":["numbers"],"properties":{"numbers":{"type":"array","items":{"type":"number"}}}}`),
+		OutputSchema: json.RawMessage(`{"type":"object","required":["sum"],"properties":{"sum":{"type":"number"}}}`)}
+}
+func (e typedExecutor) ModuleDigest() string { return strings.Repeat("0", 64) }
+func (e typedExecutor) Execute(context.Context, runtime.Input) (runtime.Outcome, error) {
+	return runtime.Outcome{Kind: runtime.Completed, Output: []byte(e.output)}, nil
+}
+
+// TestSchemaVerdicts: a step whose payload breaks its executor's input
+// schema fails the run with REP's Validation error 1003 (in "payload"); an
+// output that breaks the output schema is a step failure (2001). Neither is
+// retried.
+func TestSchemaVerdicts(t *testing.T) {
+	reg := pipeline.NewRegistry()
+	require.NoError(t, reg.AddExecutor("typed", typedExecutor{output: `{"sum":"3"}`}))
+	require.NoError(t, reg.AddAction("act.typed", pipeline.Route{Executor: "typed", Version: "*"}))
+	s := serve(t, jsonrpc.Config{Pipeline: pipeline.New(reg, audit.NewDiscardSink())})
+	tests := []struct {
+		name, with string
+		code       float64
+		message    string
+		codes      []any
+		in         any
+	}{
+		{"input", `{"numbers":[1,"2"]}`, 1003, `step "a" failed on attempt 1: payload does not match the input schema at /numbers/1: got string, want number`, []any{"INPUT_SCHEMA_INVALID"}, "payload"},
+		{"output", `{"numbers":[1,2]}`, 2001, `step "a" failed on attempt 1: output does not match the output schema at /sum: got string, want number`, []any{"OUTPUT_SCHEMA_INVALID"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ir := irDoc(`[{"id":"a","type":"act.typed","with":`+tt.with+`,"timeout_ms":0,"retry":{"max":2,"backoff_ms":1}}]`, `[]`)
+			r := s.result("Runtime.StartRun", map[string]any{"ir": ir})
+			p := s.finish(r["run_id"].(string))
+			require.Equal(t, "failed", p["status"])
+			e := p["error"].(map[string]any)
+			assert.Equal(t, tt.code, e["code"])
+			assert.Equal(t, tt.message, e["message"])
+			data := e["data"].(map[string]any)
+			assert.Equal(t, "a", data["step_id"])
+			assert.Equal(t, float64(1), data["attempt"], "not retried")
+			assert.Equal(t, false, data["retriable"])
+			details := data["details"].(map[string]any)
+			assert.Equal(t, "step_failed", details["reason"])
+			assert.Equal(t, tt.in, details["in"])
+			assert.Equal(t, tt.codes, details["result"].(map[string]any)["reason_codes"])
+		})
+	}
+}

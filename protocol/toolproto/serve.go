@@ -313,9 +313,12 @@ func errorFor(res pipeline.ActionResult, thrown *jstool.Exception, timeout time.
 	if code == pipeline.LimitExceeded && len(codes) > 1 {
 		code = codes[1]
 	}
-	// The caller can send another input, or handle the tool's own error.
-	inputRefused := has(pipeline.NonJSONPayload) || has(pipeline.LimitExceeded) && strings.HasPrefix(res.Message, "payload ")
-	return ErrorPayload{Code: string(code), Message: res.Message, Recoverable: res.Status == pipeline.StatusFailed || inputRefused}
+	// The caller can send another input, or handle the tool's own error;
+	// an output that breaks the tool's own schema is the tool's bug.
+	inputRefused := has(pipeline.NonJSONPayload) || has(pipeline.InputSchemaInvalid) ||
+		has(pipeline.LimitExceeded) && strings.HasPrefix(res.Message, "payload ")
+	toolBug := has(pipeline.OutputSchemaInvalid)
+	return ErrorPayload{Code: string(code), Message: res.Message, Recoverable: res.Status == pipeline.StatusFailed && !toolBug || inputRefused}
 }
 
 func timeoutMessage(timeout time.Duration) string {

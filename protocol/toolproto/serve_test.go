@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -321,4 +323,26 @@ func TestRefuse(t *testing.T) {
 	assert.JSONEq(t, `{"meta":{"name":"Text upper","version":"1.0.0","runtime":"wasm"}}`, string(s.events[0].Payload))
 	assert.JSONEq(t, `{"message":"cannot open the audit log","code":"AUDIT_LOG_FAILED","recoverable":true}`, string(s.terminal.Payload))
 	assert.Zero(t, in.Len(), "stdin is read to EOF")
+}
+
+// TestServeSchemaFailures: a Wasm tool's input schema (the sum guest
+// declares one) refuses an input before it runs, recoverably; an output
+// that breaks the tool's output schema is the tool's bug, not recoverable.
+func TestServeSchemaFailures(t *testing.T) {
+	dir := wasmTools(t, map[string]string{"sum": "sum.wasm"})
+	s := serve(t, dir, "sum", `{"context":{"toolId":"sum"},"input":{"numbers":[1,"2"]}}`)
+	assert.Equal(t, []EventType{EventStarted, EventError}, s.types())
+	assert.JSONEq(t, `{"code":"INPUT_SCHEMA_INVALID","message":"payload does not match the input schema at /numbers/1: got string, want number","recoverable":true}`,
+		string(s.terminal.Payload))
+	require.Len(t, s.records, 1)
+	assert.Equal(t, []string{"INPUT_SCHEMA_INVALID"}, s.records[0].ReasonCodes)
+	require.NotNil(t, s.records[0].SchemaDigest)
+
+	s = serve(t, dir, "sum", `{"context":{"toolId":"sum"},"input":{"numbers":[1,2]}}`)
+	assert.JSONEq(t, `{"sum":3}`, string(s.terminal.Payload))
+
+	failed := pipeline.ActionResult{Status: pipeline.StatusFailed, ReasonCodes: []pipeline.ReasonCode{pipeline.OutputSchemaInvalid},
+		Message: "output does not match the output schema at /sum: got string, want number"}
+	assert.Equal(t, ErrorPayload{Code: "OUTPUT_SCHEMA_INVALID", Message: "output does not match the output schema at /sum: got string, want number", Recoverable: false},
+		errorFor(failed, nil, time.Second))
 }

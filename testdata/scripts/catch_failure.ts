@@ -4,7 +4,7 @@ import { tools } from "toolscript";
 
 let caught: any;
 try {
-  await tools.math.sum({ numbers: "not a list" });
+  await tools.math.sum({ numbers: [1.5] });
 } catch (e) {
   caught = e;
 }

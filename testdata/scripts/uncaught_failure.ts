@@ -2,5 +2,5 @@
 import { tools } from "toolscript";
 
 console.log("calling");
-await tools.math.sum({ numbers: "not a list" });
+await tools.math.sum({ numbers: [1.5] });
 console.log("never printed");

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/protocol/mcp"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+const mcpHelp = `Usage:
+  wasmgate mcp --config FILE [--audit FILE] [--tools-dir DIR] [--engine E] [--cache-dir DIR]
+
+Serves every action of --config as a Model Context Protocol tool, on stdio
+(newline-delimited JSON-RPC on stdin and stdout; logs go to stderr), for MCP
+clients that start their servers as commands:
+
+  {"mcpServers": {"wasmgate": {"command": "wasmgate",
+    "args": ["mcp", "--config", "/path/to/registry.json", "--audit", "/path/to/audit.jsonl"]}}}
+
+tools/list gives each action's name, title, description, inputSchema and
+outputSchema (from its executor's manifest, or a JS tool's own schema), and
+annotations readOnlyHint, idempotentHint true and openWorldHint,
+destructiveHint false: executors are pure. With --tools-dir, every tool of
+every npm package in that tool store (wasmgate tools add) is offered too,
+named PACKAGE_EXPORT; a package added while the server runs is announced
+with notifications/tools/list_changed.
+
+tools/call is one governed execution, audited (--audit FILE): the pipeline
+checks the arguments against the input schema (BLOCKED
+INPUT_SCHEMA_INVALID, naming the JSON pointer) and the output against the
+output schema (FAILED OUTPUT_SCHEMA_INVALID). A success gives the output as
+structuredContent (when it is an object) and as text; any other verdict
+gives isError with "STATUS CODES: message". The verdict without its output
+is in the result's _meta "wasmgate/result". A call that runs past 1 s
+sends progress notifications when the client gave a progress token;
+notifications/cancelled stops the execution (audited BLOCKED
+EXECUTOR_TIMEOUT); a W3C traceparent in the request's _meta gives the
+trace id.
+
+The same server is at /mcp on 'wasmgate serve' (streamable HTTP).
+
+Flags:
+`
+
+func (e env) mcpCmd(ctx context.Context, args []string) int {
+	fs := newFlagSet("mcp", e.stderr)
+	config := fs.String("config", "", "registry configuration (JSON): its actions are the tools")
+	toolsDir := fs.String("tools-dir", "", "also offer every tool of the npm packages in this tool store")
+	auditPath := fs.String("audit", "", "append every call's audit record to this JSON Lines file")
+	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
+	maxExec := fs.Duration("max-execution-time", 60*time.Second, "wall-clock limit of one tool call (an executor's timeout_ms applies within it)")
+	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
+	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
+	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
+	var nf natsFlags
+	nf.register(fs, "dispatch every call to the workers of this NATS JetStream deployment (instead of --config)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), mcpHelp)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return e.fail("mcp", &usageError{err.Error()})
+	}
+	switch {
+	case len(pos) > 0:
+		return e.fail("mcp", usagef("unexpected argument %q", pos[0]))
+	case *maxExec <= 0:
+		return e.fail("mcp", usagef("--max-execution-time must be positive"))
+	case nf.set():
+		if err := notWith(fs, "config", "audit", "tools-dir"); err != nil {
+			return e.fail("mcp", err)
+		}
+	case *config == "" && *toolsDir == "":
+		return e.fail("mcp", usagef("--config FILE (or --tools-dir DIR, or --nats URL) is required: its actions are the tools"))
+	}
+	name, err := runtime.ParseEngineName(*engineName)
+	if err != nil {
+		return e.fail("mcp", usagef("--engine: %v", err))
+	}
+	var logger *slog.Logger
+	switch *logFormat {
+	case "text":
+		logger = slog.New(slog.NewTextHandler(e.stderr, nil))
+	case "json":
+		logger = slog.New(slog.NewJSONHandler(e.stderr, nil))
+	default:
+		return e.fail("mcp", usagef("--log-format must be text or json, not %q", *logFormat))
+	}
+
+	var catalogs []mcp.Catalog
+	if nf.set() {
+		runner, closeRunner, err := e.repRunner(ctx, nf, name, *cache, "", "", *auditLockWait, logger)
+		if err != nil {
+			return e.fail("mcp", err)
+		}
+		defer closeRunner()
+		catalogs = append(catalogs, mcp.RegistryTools(runner))
+	} else {
+		engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(*cache)))
+		if err != nil {
+			return e.fail("mcp", err)
+		}
+		defer engine.Close(context.WithoutCancel(ctx))
+		var sink audit.Sink = audit.NewDiscardSink()
+		if *auditPath != "" {
+			if sink, err = openAuditLog(*auditPath, *auditLockWait); err != nil {
+				return e.fail("mcp", err)
+			}
+		} else {
+			logger.Warn("no --audit file: audit records are checked and dropped")
+		}
+		defer sink.Close()
+		if *config != "" {
+			reg, err := e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
+				func(problem string) { logger.Warn("registry problem", "problem", problem) })
+			if err != nil {
+				return e.fail("mcp", err)
+			}
+			catalogs = append(catalogs, mcp.RegistryTools(pipeline.New(reg, sink)))
+		}
+		if *toolsDir != "" {
+			catalogs = append(catalogs, mcp.StoreTools(mcp.StoreConfig{
+				Store: jstool.Store{Dir: *toolsDir}, Engine: engine, Sink: sink,
+				Limits: storeToolLimits(*maxExec), Logger: logger,
+			}))
+		}
+	}
+	srv, err := mcp.New(ctx, mcp.Config{
+		Catalog:          mcp.Catalogs(catalogs...),
+		Version:          implementationVersion,
+		MaxExecutionTime: *maxExec,
+		Logger:           logger,
+	})
+	if err != nil {
+		return e.fail("mcp", err)
+	}
+	if *toolsDir != "" {
+		// A package added to the store is announced while the server runs.
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go srv.Watch(wctx, 2*time.Second)
+	}
+	logger.Info("serving MCP on stdio", "tools", len(srv.Names()), "audit", *auditPath)
+	if err := srv.ServeStdio(ctx, e.stdin, e.stdout); err != nil {
+		return e.fail("mcp", err)
+	}
+	return exitSuccess
+}
+
+// storeToolLimits are the limits of an npm tool called over MCP where its
+// manifest is silent, as serve gives them: the call's wall-clock limit, and
+// room for ordinary inputs and outputs.
+func storeToolLimits(maxExec time.Duration) runtime.Limits {
+	return runtime.Limits{
+		TimeoutMs:       maxExec.Milliseconds(),
+		MemoryPages:     1024, // 64 MiB
+		MaxPayloadBytes: 10 << 20,
+		MaxOutputBytes:  10 << 20,
+		MaxDepth:        64,
+		MaxListItems:    100_000,
+	}
+}

@@ -1,0 +1,28 @@
+package pipeline
+
+import "github.com/wasmgate/wasmgate/runtime"
+
+// ActionManifest is the manifest of the executor serving action: what a
+// tool listing shows of it (title, description, schemas). It reports
+// false when a request to the action would be refused before running (see
+// Problems): the action is not registered, its executor is missing or
+// refused, its schemas do not compile, or its route's requirements are not
+// met. The manifest is then what is known of the executor, if anything.
+func (r *Registry) ActionManifest(action string) (runtime.Manifest, bool) {
+	route, ok := r.actions[action]
+	if !ok {
+		return runtime.Manifest{}, false
+	}
+	slot, ok := r.executors[route.Executor]
+	if !ok || slot.exec == nil {
+		return runtime.Manifest{ExecutorID: route.Executor}, false
+	}
+	_, _, _, ref := r.resolve(action)
+	return slot.exec.Manifest(), ref == nil
+}
+
+// ActionManifest is the manifest of the executor serving action; see
+// Registry.ActionManifest.
+func (p *Pipeline) ActionManifest(action string) (runtime.Manifest, bool) {
+	return p.registry.ActionManifest(action)
+}
