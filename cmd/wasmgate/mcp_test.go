@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"os"
@@ -20,10 +19,10 @@ import (
 
 // mcpConnect starts `wasmgate mcp args...` and connects the Go SDK's
 // client to it over stdio, as an MCP host starts a server.
-func mcpConnect(t *testing.T, args ...string) (*sdk.ClientSession, *bytes.Buffer) {
+func mcpConnect(t *testing.T, args ...string) (*sdk.ClientSession, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -96,7 +95,7 @@ func TestMCPToolStore(t *testing.T) {
 		storePackage{"one-tool", "0.1.0", `export default { execute: ({ n }) => ({ twice: 2 * n }) };`, `{"name":"one-tool","version":"0.1.0"}`})
 	changed := make(chan struct{}, 8)
 	cmd := exec.Command(binary, "mcp", "--tools-dir", store)
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	ctx := context.Background()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "wasmgate-test", Version: "1"}, &sdk.ClientOptions{
