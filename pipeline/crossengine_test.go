@@ -143,7 +143,10 @@ func crossCases() []crossCase {
 		{"js: chatty", jsTool("chatty.js", ""), runtime.Limits{Fuel: 1 << 32}, []crossRequest{success(`{}`)}},
 		{"js: ai package tool", jsTool("ai/weather.ts", "weather"), runtime.Limits{}, []crossRequest{success(`{"location":"Paris"}`)}},
 		{"js: slugify", pipeline.ExecutorSource{JS: filepath.Join("..", "guests", "js", "slugify.ts")}, runtime.Limits{}, []crossRequest{
-			success(`{"title":"The Art of Governed Execution"}`), success(`{"title":"Crème brûlée, à la carte","maxLength":12}`), failure(`{"title":42}`)}},
+			success(`{"title":"The Art of Governed Execution"}`), success(`{"title":"Crème brûlée, à la carte","maxLength":12}`),
+			// Its manifest's input schema refuses a title that is not a
+			// string before the tool could throw on it.
+			blocked(`{"title":42}`, pipeline.InputSchemaInvalid)}},
 		{"js: throws", jsTool("throws.js", ""), runtime.Limits{}, []crossRequest{failure(`{"reason":"no"}`)}},
 		{"js: rejects", jsTool("rejects.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`)}},
 		{"js: returns a function", jsTool("returns_function.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
