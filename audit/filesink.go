@@ -48,16 +48,37 @@ func WithLockWait(d time.Duration) FileOption {
 // it accepts records again: more than any ordinary batch needs.
 const probeBytes = 64 << 10
 
+// reserveBytes is how far past its end the log's space is allocated ahead
+// of its writes (fallocate with FALLOC_FL_KEEP_SIZE, where the platform
+// has it): the file's size, which readers and Verify go by, does not
+// change, and a commit does not have to allocate blocks.
+const reserveBytes = 1 << 20
+
 // FileSink appends records to a JSON Lines file, one canonical record per
 // line.
 //
 // It is safe for concurrent use. A verdict's Append returns once the record
 // is durable (written and fsynced); an attempt's once it is written, so in
 // the kernel's hands and kept if the process dies, and durable with the next
-// fsync, which every verdict waits for. Writes do not wait for an fsync in
-// flight, and one fsync covers every record written before it: concurrent
-// appenders share fsyncs (group commit), and an action's attempt and verdict
-// cost one fsync, not two.
+// fsync, which every verdict waits for. One fsync covers every record
+// written before it: concurrent appenders share fsyncs (group commit), and
+// an action's attempt and verdict cost one fsync, not two.
+//
+// # Group commit
+//
+// One fsync is in flight at a time. The verdicts that arrive meanwhile are
+// linked into the chain and wait, unwritten; when it ends, one of them
+// writes them all in one write and fsyncs them with one fsync. Before that
+// fsync starts it may wait a little for the verdicts of executions under
+// way (see gathered), at most half an fsync and never more than 1 ms. An
+// attempt does not wait for an fsync in flight: it is written at once,
+// with whatever verdicts are pending, since its executor runs only once it
+// is in the file.
+//
+// On Linux the fsync is fdatasync(2) (the data, and the size that reading
+// it needs, not the timestamps), and the log's space is allocated 1 MiB
+// ahead of its end with FALLOC_FL_KEEP_SIZE, so that a commit does not
+// allocate blocks; the file's size stays the end of its last record.
 //
 // # Errors
 //
@@ -88,6 +109,7 @@ type FileSink struct {
 	orphans  []*batch // whose write failed, waiting to be cut back
 	written  position // end of the last record written
 	durable  position // end of the last record fsynced
+	reserved int64    // the file's space is allocated up to here (0: unknown)
 	writing  bool
 	syncing  bool
 
@@ -129,13 +151,20 @@ type batch struct {
 }
 
 // logFile is what FileSink needs of its file, so tests can put a failing one
-// in its place.
+// in its place. Sync makes what was written durable; of the metadata, it
+// need only make durable what reading the data back needs (fdatasync).
 type logFile interface {
 	io.Writer
 	Sync() error
 	Truncate(size int64) error
 	Close() error
 }
+
+// dataFile is the log's file, whose Sync is fdatasync where the platform
+// has it.
+type dataFile struct{ *os.File }
+
+func (f dataFile) Sync() error { return datasync(f.File) }
 
 // OpenFile opens (creating it with mode 0600 if missing) the audit log at
 // path for appending. An existing log is verified from its first line, and
@@ -201,7 +230,7 @@ func resume(f *os.File, path string, o fileOptions) (*FileSink, error) {
 		c.open[hash] = a.attempt
 	}
 	s := &FileSink{
-		path: path, opts: o, f: f, chain: c, pending: &batch{},
+		path: path, opts: o, f: dataFile{f}, chain: c, pending: &batch{},
 		written: end, durable: end, lost: map[string]struct{}{}, running: map[string]struct{}{}, stop: make(chan struct{}),
 	}
 	s.cond.L = &s.mu
@@ -274,13 +303,22 @@ func (s *FileSink) Append(ctx context.Context, r Record) (Record, error) {
 		case b.durable, b.written && !needSync:
 			return rec, nil
 		case s.cutting:
-		case len(s.pending.buf) > 0 && !s.writing:
-			// Any waiting appender writes what is pending, its own records
-			// or others': writes never wait for an fsync in flight.
+		case !needSync && !b.written && !s.writing:
+			// An attempt is written at once, with whatever is pending: its
+			// executor runs only once it is in the file, and does not wait
+			// for an fsync in flight.
 			s.write()
 			continue
-		case needSync && b.written && !s.syncing && s.gathered():
-			// One fsync for every record written so far.
+		case needSync && !s.syncing && !s.writing && s.gathered():
+			// One write for every record pending, verdicts that arrived
+			// during the last fsync included, then one fsync for every
+			// record written so far.
+			if len(s.pending.buf) > 0 {
+				s.write()
+				if s.failed != nil || s.cutting || s.writing || s.syncing {
+					continue
+				}
+			}
 			s.sync()
 			continue
 		}
@@ -296,10 +334,21 @@ func (s *FileSink) write() {
 	s.spare = nil
 	s.writing = true
 	f := s.f
+	from, end := s.written.size, s.written.size+int64(len(b.buf))
+	grow := end > s.reserved
 	s.mu.Unlock()
+	var reserved int64
+	if grow && reserve(f, from, reserveBytes) == nil {
+		// Best effort: without the reservation the write allocates, and
+		// is the test of whether the device has room.
+		reserved = from + reserveBytes
+	}
 	_, err := f.Write(b.buf)
 	s.mu.Lock()
 	s.writing = false
+	if reserved > 0 {
+		s.reserved = reserved
+	}
 	n := int64(len(b.buf))
 	if cap(b.buf) <= maxPooledBytes {
 		s.spare = b.buf[:0]
@@ -470,6 +519,8 @@ func (s *FileSink) cutBack() {
 	s.unsynced, s.orphans, s.pending = nil, nil, &batch{}
 	s.chain.seq, s.chain.prev = to.seq, to.hash
 	s.written, s.durable = to, to
+	// A truncation may give back the space reserved past the end.
+	s.reserved = 0
 }
 
 func truncateSync(f logFile, size int64) error {
@@ -531,6 +582,8 @@ func reserve(f logFile, size, n int64) error {
 	switch f := f.(type) {
 	case interface{ Reserve(off, n int64) error }:
 		return f.Reserve(size, n)
+	case dataFile:
+		return reserveSpace(f.File, size, n)
 	case *os.File:
 		return reserveSpace(f, size, n)
 	}

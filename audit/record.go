@@ -91,7 +91,11 @@ func formOf(r *Record) form {
 // integers beyond 2^53), as Canonicalize would refuse them. Building it so
 // rather than running Canonicalize over it halves what a record costs
 // (TestEncodeRecordIsCanonical checks the two agree).
-func encodeRecord(r *Record, f form) ([]byte, error) {
+func encodeRecord(r *Record, f form) ([]byte, error) { return appendRecord(nil, r, f) }
+
+// appendRecord is encodeRecord appending to b, which it reuses when it has
+// room (a chain's line buffer).
+func appendRecord(b []byte, r *Record, f form) ([]byte, error) {
 	if err := r.encodable(); err != nil {
 		return nil, err
 	}
@@ -99,7 +103,9 @@ func encodeRecord(r *Record, f form) ([]byte, error) {
 	for _, code := range r.ReasonCodes {
 		size += len(code) + 3
 	}
-	b := make([]byte, 0, size)
+	if cap(b)-len(b) < size {
+		b = append(make([]byte, 0, len(b)+size), b...)
+	}
 	verdict := f != formAttempt
 	// Members in canonical order (RFC 8785 sorts by UTF-16 code units:
 	// for these ASCII names, byte order).

@@ -21,6 +21,11 @@ func TestRepairCutsATornTail(t *testing.T) {
 		{"a record without its newline", 4, strings.TrimSuffix(lines[4], "\n")},
 		{"after an unanswered attempt", 3, lines[3][:50]},
 		{"nothing but a torn line", 0, lines[0][:10]},
+		// A crash can leave the file's size past the data that reached the
+		// disk: in space allocated ahead (FileSink reserves it), what was
+		// never written reads as zeros.
+		{"zeros past the last record", 5, strings.Repeat("\x00", 4096)},
+		{"a torn record, then zeros", 4, lines[4][:30] + strings.Repeat("\x00", 4066)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.jsonl")

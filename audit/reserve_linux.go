@@ -32,3 +32,30 @@ func reserveSpace(f *os.File, off, n int64) error {
 	}
 	return nil
 }
+
+// datasync is fdatasync(2): it makes f's data durable, and of its metadata
+// what reading the data back needs (its size, where its blocks are), not
+// its timestamps. An append into space reserveSpace allocated beforehand
+// then costs the data and the inode's new size, not block allocation
+// (bitmaps, group descriptors) on every commit.
+func datasync(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			serr = syscall.Fdatasync(int(fd))
+			if !errors.Is(serr, syscall.EINTR) {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: serr}
+	}
+	return nil
+}

@@ -42,6 +42,7 @@ type chain struct {
 	seq     uint64
 	prev    string
 	scratch []byte
+	line    []byte
 	open    map[string]attempt // by the attempt's hash
 }
 
@@ -86,10 +87,11 @@ func (c *chain) link(dst []byte, r Record) (Record, []byte, openChange, error) {
 	// The hash is not known until the line is encoded; encode it with a
 	// placeholder of the same length, then write the hash over it.
 	r.Seq, r.Prev, r.Hash = c.seq+1, c.prev, GenesisPrev
-	line, err := encodeRecord(&r, formOf(&r))
+	line, err := appendRecord(c.line[:0], &r, formOf(&r))
 	if err != nil {
 		return Record{}, dst, openChange{}, err
 	}
+	c.line = line // reused by the next record: line is copied into dst
 	c.scratch = appendHashed(c.scratch[:0], line)
 	r.Hash = Digest(c.scratch)
 	start, _ := hashMember(line)

@@ -20,16 +20,19 @@ import (
 // faultyFile is the log's real file with failures on demand: while full,
 // a write stores half its bytes and fails with ENOSPC (as a full disk or a
 // file size limit does) and the device reports no room; while syncFails, an
-// fsync fails with EIO; while syncGate is set, an fsync waits for it.
+// fsync fails with EIO; while syncGate is set, an fsync waits for it. It
+// counts writes and fsyncs (fdatasync, as the sink's own file does).
 type faultyFile struct {
 	*os.File
 	full      atomic.Bool
 	syncFails atomic.Bool
 	syncGate  atomic.Pointer[chan struct{}]
 	syncs     atomic.Int32
+	writes    atomic.Int32
 }
 
 func (f *faultyFile) Write(p []byte) (int, error) {
+	f.writes.Add(1)
 	if f.full.Load() {
 		n, _ := f.File.Write(p[:len(p)/2])
 		return n, syscall.ENOSPC
@@ -45,7 +48,7 @@ func (f *faultyFile) Sync() error {
 	if f.syncFails.Load() {
 		return syscall.EIO
 	}
-	return f.File.Sync()
+	return datasync(f.File)
 }
 
 func (f *faultyFile) Reserve(int64, int64) error {
@@ -61,7 +64,7 @@ func openFaulty(t *testing.T, path string) (*FileSink, *faultyFile) {
 	t.Helper()
 	s, err := OpenFile(path)
 	require.NoError(t, err)
-	ff := &faultyFile{File: s.f.(*os.File)}
+	ff := &faultyFile{File: s.f.(dataFile).File}
 	s.f = ff
 	s.opts.retryMin, s.opts.retryMax = time.Millisecond, 10*time.Millisecond
 	t.Cleanup(func() { s.Close() })
@@ -261,6 +264,61 @@ func TestOneFsyncForTheVerdictsOfConcurrentExecutions(t *testing.T) {
 	assert.EqualValues(t, 1, ff.syncs.Load(), "the first verdict waited for the other executions' verdicts: one fsync for all")
 	require.NoError(t, s.Close())
 	assert.Equal(t, 2*n, verifyFile(t, path).Records)
+}
+
+// TestVerdictsArrivingDuringAnFsyncGoOutInOneWriteAndOneFsync: while one
+// fsync is in flight, the verdicts that arrive wait unwritten; when it
+// ends, one write carries them all and one fsync makes them durable.
+func TestVerdictsArrivingDuringAnFsyncGoOutInOneWriteAndOneFsync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	s, ff := openFaulty(t, path)
+	const n = 5
+	attempts := make([]Record, n)
+	for i := range n {
+		var err error
+		attempts[i], err = s.Append(context.Background(), testAttempt(i+1))
+		require.NoError(t, err)
+	}
+	require.EqualValues(t, n, ff.writes.Load(), "an attempt is written at once")
+	require.Zero(t, ff.syncs.Load(), "an attempt does not wait for an fsync")
+
+	gate := make(chan struct{})
+	ff.syncGate.Store(&gate)
+	errs := make(chan error, n)
+	go func() { _, err := s.Append(context.Background(), testVerdict(1, attempts[0])); errs <- err }()
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.syncing
+	}, 5*time.Second, time.Millisecond, "the first verdict's fsync is in flight")
+	require.EqualValues(t, n+1, ff.writes.Load())
+
+	for i := 1; i < n; i++ {
+		go func() { _, err := s.Append(context.Background(), testVerdict(i+1, attempts[i])); errs <- err }()
+	}
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return bytes.Count(s.pending.buf, []byte{'\n'}) == n-1
+	}, 5*time.Second, time.Millisecond, "the verdicts that arrive during the fsync wait, linked")
+	assert.EqualValues(t, n+1, ff.writes.Load(), "nothing written while the fsync is in flight")
+	select {
+	case err := <-errs:
+		t.Fatalf("a verdict returned before its fsync: %v", err)
+	default:
+	}
+
+	ff.syncGate.Store(nil)
+	close(gate)
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	assert.EqualValues(t, n+2, ff.writes.Load(), "one write for the verdicts gathered during the fsync")
+	assert.EqualValues(t, 2, ff.syncs.Load(), "one fsync for them")
+	require.NoError(t, s.Close())
+	rep := verifyFile(t, path)
+	assert.Equal(t, 2*n, rep.Records)
+	assert.Empty(t, rep.Unanswered)
 }
 
 func TestVerdictsMustAnswerAnOpenAttempt(t *testing.T) {

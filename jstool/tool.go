@@ -118,7 +118,11 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 	limits.MemoryPages = spec.Manifest.Limits.WithDefaults(defaultLimits()).MemoryPages
 	load := host.QuickJSLoad(host.JSTool{Name: name, Source: spec.Bundle.Source, Export: spec.Export})
 	t := &Tool{reactor: reactor, manifest: spec.Manifest, digest: toolDigest(wasm, spec), load: load}
-	snap, out, err := reactor.Snapshot(ctx, nil, runtime.Input{Limits: limits}, runtime.Driver(load))
+	// The snapshot and what the load said come from the engine's on-disk
+	// cache when an earlier process loaded the same tool: the tool's digest
+	// names the engine module, the prelude, the source and the export, and
+	// name is the module name the tool is evaluated under.
+	snap, out, err := runtime.CachedSnapshot(ctx, reactor, "jstool.Load "+t.digest+" "+name, runtime.Input{Limits: limits}, runtime.Driver(load))
 	if err != nil {
 		return nil, err
 	}

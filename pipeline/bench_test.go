@@ -35,9 +35,13 @@ func (n nativeSum) Execute(_ context.Context, in runtime.Input) (runtime.Outcome
 }
 
 func benchPipelines(b *testing.B, engineName runtime.EngineName, sink audit.Sink) (native, wasm *pipeline.Pipeline) {
+	return benchPipelinesWith(b, runtime.NewConfig().WithEngine(engineName), sink)
+}
+
+func benchPipelinesWith(b *testing.B, cfg runtime.Config, sink audit.Sink) (native, wasm *pipeline.Pipeline) {
 	b.Helper()
 	ctx := context.Background()
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName))
+	engine, err := runtime.NewEngine(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -111,6 +115,14 @@ func BenchmarkPipeline(b *testing.B) {
 				_, wasm := benchPipelines(b, engine, newSink(b))
 				runBench(b, wasm)
 			})
+			if engine == runtime.EngineWazero {
+				// Every execution on a freshly instantiated instance: what
+				// recycling (runtime/recycle.go) is measured against.
+				b.Run(audited+"/wasm-wazero-fresh", func(b *testing.B) {
+					_, wasm := benchPipelinesWith(b, runtime.NewConfig().WithoutRecycling(), newSink(b))
+					runBench(b, wasm)
+				})
+			}
 		}
 	}
 }

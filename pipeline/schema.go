@@ -213,7 +213,7 @@ func compileReason(err error) string {
 func validate(sch *jsonschema.Schema, canon []byte) (ptr, reason string, ok bool) {
 	// Exact numbers (json.Number): an integer beyond 2^53 is compared as
 	// itself, not as the float nearest to it.
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(canon))
+	v, err := decodeCanonical(canon)
 	if err != nil {
 		return "", oneLine(err.Error(), maxReason), false
 	}

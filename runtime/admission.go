@@ -91,6 +91,11 @@ type ModuleInfo struct {
 	TableElements uint64 `json:"table_elements"`
 	// Reactor reports an exported _initialize, called before ABI v1.
 	Reactor bool `json:"reactor"`
+
+	// recyclable is set by instrumentation when an instance's whole state
+	// is its memory and its globals (instrument.Facts): its instances may
+	// be recycled (recycle.go). False, the safe default, whenever unknown.
+	recyclable bool
 }
 
 // abiV1 lists the ABI v1 function exports and their signatures.

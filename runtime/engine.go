@@ -82,6 +82,17 @@ type Config struct {
 	// For the wasmtime benchmarks only: no epoch interruption, so no
 	// deadline at all.
 	noEpoch bool
+	// noRecycling: every execution gets a fresh instance (WithoutRecycling).
+	noRecycling bool
+}
+
+// WithoutRecycling gives every execution a freshly instantiated instance,
+// never a recycled one (see runtime/recycle.go): the reference the
+// recycling is tested and measured against. Results are the same either
+// way.
+func (c Config) WithoutRecycling() Config {
+	c.noRecycling = true
+	return c
 }
 
 // NewConfig returns the default configuration: wazero's compiler, no on-disk
@@ -95,7 +106,10 @@ func (c Config) WithEngine(name EngineName) Config {
 }
 
 // WithCompilationCacheDir keeps compiled code in dir across processes, so a
-// large module is compiled once per machine instead of once per process.
+// large module is compiled once per machine instead of once per process,
+// and with it what else a warm start would rebuild: the instrumented form
+// of a reactor (the QuickJS engine) and the snapshots CachedSnapshot takes
+// (a JS tool's), each verified when read (see diskcache.go).
 func (c Config) WithCompilationCacheDir(dir string) Config {
 	c.cacheDir = dir
 	return c

@@ -28,10 +28,12 @@ func admitAndInstrument(wasm []byte, glue *host.Glue, uninstrumented bool) (Modu
 		return info, nil, err
 	}
 	if !uninstrumented {
-		code, err = instrument.Instrument(code, instrumentOptions)
+		var facts instrument.Facts
+		code, facts, err = instrument.InstrumentFacts(code, instrumentOptions)
 		if err != nil {
 			return info, nil, &AdmissionError{Problem: "cannot instrument the module", Err: err}
 		}
+		info.recyclable = facts.StateIsMemoryAndGlobals
 	}
 	return info, code, nil
 }

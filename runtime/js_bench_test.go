@@ -106,8 +106,10 @@ var snapshotStarts = []struct {
 	name string
 	cfg  Config
 }{
-	{"copy", Config{engine: EngineWazero}},
-	{"cow", Config{engine: EngineWazero, copyOnWrite: true}},
+	{"copy", Config{engine: EngineWazero, noRecycling: true}},
+	{"cow", Config{engine: EngineWazero, copyOnWrite: true, noRecycling: true}},
+	// An instance recycled from the previous execution (recycle.go).
+	{"recycled", Config{engine: EngineWazero}},
 }
 
 // BenchmarkJSSnapshotStart: one execution of a trivial tool from its

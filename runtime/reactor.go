@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/runtime/internal/instrument"
 	"github.com/wasmgate/wasmgate/runtime/internal/wasmbin"
 )
 
@@ -108,6 +109,158 @@ type savedGlobal struct {
 // MemoryBytes is the size of the captured memory.
 func (s *Snapshot) MemoryBytes() int { return len(s.memory) }
 
+// snapshotMagic begins an encoded Snapshot; it names the layout's version.
+const snapshotMagic = "wasmgate snapshot v1"
+
+// MarshalBinary encodes s: the size of its memory, the pages of it that
+// hold a nonzero byte, and its globals. UnmarshalSnapshot reads it back.
+func (s *Snapshot) MarshalBinary() ([]byte, error) { return s.appendBinary(nil), nil }
+
+func (s *Snapshot) appendBinary(b []byte) []byte {
+	w := entryWriter{b: b}
+	w.string(snapshotMagic)
+	w.uint(uint64(len(s.memory)))
+	ranges := s.nonzeroPages()
+	w.uint(uint64(len(ranges)))
+	for _, r := range ranges {
+		w.uint(uint64(r.start))
+		w.bytes(s.memory[r.start:r.end])
+	}
+	w.uint(uint64(len(s.globals)))
+	for _, g := range s.globals {
+		w.string(g.name)
+		w.uint(g.value)
+	}
+	return w.b
+}
+
+// UnmarshalSnapshot decodes what Snapshot.MarshalBinary encoded.
+//
+// # Errors
+//
+// When b is not an encoded Snapshot (another layout, truncated, trailing
+// bytes), or describes an impossible one: a memory larger than 4 GiB,
+// pages out of order or outside it.
+func UnmarshalSnapshot(b []byte) (*Snapshot, error) {
+	r := entryReader{b: b}
+	if magic := r.string(); r.err == nil && magic != snapshotMagic {
+		return nil, fmt.Errorf("snapshot: not an encoded snapshot (it begins %q)", magic[:min(len(magic), 40)])
+	}
+	size := r.uint()
+	if r.err == nil && size > MaxMemoryPages*pageSize {
+		return nil, fmt.Errorf("snapshot: memory of %d bytes is larger than 4 GiB", size)
+	}
+	n := r.uint()
+	if r.err != nil {
+		return nil, fmt.Errorf("snapshot: %w", r.err)
+	}
+	if n > uint64(len(r.b)) {
+		return nil, fmt.Errorf("snapshot: %d ranges of pages in %d bytes", n, len(r.b))
+	}
+	s := &Snapshot{memory: make([]byte, size)}
+	ranges := make([]byteRange, 0, n)
+	end := uint64(0)
+	for range n {
+		start := r.uint()
+		page := r.bytes()
+		if r.err != nil {
+			break
+		}
+		if start < end || start%diffPage != 0 || uint64(len(page)) > size-start {
+			return nil, fmt.Errorf("snapshot: pages at %d (%d bytes) out of order or outside the memory of %d bytes", start, len(page), size)
+		}
+		end = start + uint64(len(page))
+		copy(s.memory[start:end], page)
+		ranges = append(ranges, byteRange{int(start), int(end)})
+	}
+	g := r.uint()
+	if r.err == nil && g > uint64(len(r.b)) {
+		return nil, fmt.Errorf("snapshot: %d globals in %d bytes", g, len(r.b))
+	}
+	for range g {
+		name := r.string()
+		s.globals = append(s.globals, savedGlobal{name: name, value: r.uint()})
+	}
+	if err := r.done(); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	// Every byte outside ranges is zero: they are all a restore copies.
+	s.nonzeroOnce.Do(func() { s.nonzero = ranges })
+	return s, nil
+}
+
+// CachedSnapshot is r.Snapshot(ctx, nil, in, init) through the on-disk cache
+// of the engine that loaded r (Config.WithCompilationCacheDir): a snapshot
+// taken once is read back, verified, by every later process, with the
+// Outcome init had (output, fuel, stderr). key must name everything init
+// does and depends on (the code it loads, its arguments); the cache adds r's
+// module, engine and instrumentation, in and the build of wasmgate. Only a
+// snapshot whose init completed is kept.
+//
+// # Errors
+//
+// As Reactor.Snapshot.
+func CachedSnapshot(ctx context.Context, r Reactor, key string, in Input, init Driver) (*Snapshot, Outcome, error) {
+	c, ok := r.(interface{ snapshotCache() (diskCache, string) })
+	if !ok {
+		return r.Snapshot(ctx, nil, in, init)
+	}
+	disk, origin := c.snapshotCache()
+	if disk.dir == "" {
+		return r.Snapshot(ctx, nil, in, init)
+	}
+	k := snapshotKey(origin, key, in)
+	if b, ok := disk.get(k); ok {
+		if snap, out, err := decodeSnapshotEntry(b); err == nil {
+			return snap, out, nil
+		}
+	}
+	snap, out, err := r.Snapshot(ctx, nil, in, init)
+	if err == nil && snap != nil && out.Kind == Completed {
+		disk.put(k, encodeSnapshotEntry(snap, out))
+	}
+	return snap, out, err
+}
+
+// snapshotKey names, in the on-disk cache, the snapshot init (named by key)
+// takes from the initial state of the reactor named by origin, with in.
+func snapshotKey(origin, key string, in Input) diskKey {
+	lim := in.Limits.WithDefaults(DefaultLimits)
+	return diskKey{kind: "snapshot", what: fmt.Sprintf("%s\ninit %s\ninput %s %x\nlimits %d %d %d %d %d %d %d",
+		origin, key, digestHex(in.Bytes), in.Digest,
+		lim.TimeoutMs, lim.MaxPayloadBytes, lim.MaxDepth, lim.MaxListItems, lim.Fuel, lim.MemoryPages, lim.MaxOutputBytes)}
+}
+
+// encodeSnapshotEntry lays out a snapshot and the Outcome of the init that
+// took it for the on-disk cache.
+func encodeSnapshotEntry(snap *Snapshot, out Outcome) []byte {
+	var w entryWriter
+	w.bytes(out.Output)
+	w.uint(out.FuelUsed)
+	w.bytes(out.Stderr)
+	w.bytes(snap.appendBinary(nil))
+	return w.b
+}
+
+// decodeSnapshotEntry reads what encodeSnapshotEntry wrote.
+func decodeSnapshotEntry(b []byte) (*Snapshot, Outcome, error) {
+	r := entryReader{b: b}
+	out := Outcome{Kind: Completed}
+	if o := r.bytes(); len(o) > 0 {
+		out.Output = o
+	}
+	out.FuelUsed = r.uint()
+	if e := r.bytes(); len(e) > 0 {
+		out.Stderr = e
+	}
+	enc := r.bytes()
+	if err := r.done(); err != nil {
+		return nil, out, err
+	}
+	snap, err := UnmarshalSnapshot(enc)
+	return snap, out, err
+}
+
 // LoadReactor admits and compiles a module for glue: it may import the
 // virtual WASI and glue.Imports, and must export what glue.Exports lists.
 //
@@ -124,7 +277,8 @@ func (e *wazeroEngine) LoadReactor(ctx context.Context, wasm []byte, glue host.G
 	if err != nil {
 		return nil, err
 	}
-	return wazeroReactor{mod}, nil
+	origin := fmt.Sprintf("%s recycling=%t\n%s", e.name, !e.noRecycling, preparedKey(mod.info.Digest, glue, e.uninstrumented, false).what)
+	return wazeroReactor{m: mod, origin: origin}, nil
 }
 
 // instantiateGlue makes glue's imports available in the engine's runtime,
@@ -150,15 +304,21 @@ func (e *wazeroEngine) instantiateGlue(ctx context.Context, glue host.Glue) erro
 }
 
 func (e *wazeroEngine) compileReactor(ctx context.Context, wasm []byte, glue host.Glue) (*wazeroModule, error) {
-	r, err := prepareReactor(wasm, glue, e.uninstrumented)
+	r, err := prepareReactor(e.disk, wasm, glue, e.uninstrumented, false)
 	if err != nil {
 		return nil, err
 	}
-	compiled, err := e.compileCode(ctx, r.code)
+	code := r.code
+	var rec *recycler
+	if e.interruptible && !e.noRecycling {
+		// Runs may reuse instances (recycle.go).
+		code, rec = recyclingCode(r.info, code)
+	}
+	compiled, err := e.compileCode(ctx, code)
 	if err != nil {
 		return nil, err
 	}
-	return &wazeroModule{engine: e, info: r.info, compiled: compiled, image: r.image, snapshotGlobals: r.globals}, nil
+	return &wazeroModule{engine: e, info: r.info, compiled: compiled, image: r.image, snapshotGlobals: r.globals, recycle: rec}, nil
 }
 
 // reactorCode is what every engine compiles a reactor from.
@@ -166,11 +326,12 @@ type reactorCode struct {
 	info ModuleInfo
 	// code is the instrumented module with its data segments made passive
 	// and empty: instances start from a memory image, never from
-	// instantiation.
+	// instantiation. It is nil when prepareReactor was asked for withData.
 	code []byte
 	// withData is the instrumented module with its active data segments
 	// (passive ones emptied, as in code): instantiated, it starts from the
-	// image, for an engine that maps that copy-on-write (wasmtime).
+	// image, for an engine that maps that copy-on-write (wasmtime). It is
+	// nil unless prepareReactor was asked for it.
 	withData []byte
 	// image is the initial state: memory as the data segments leave it.
 	image *Snapshot
@@ -179,8 +340,51 @@ type reactorCode struct {
 }
 
 // prepareReactor admits and instruments a reactor for glue and splits its
-// initial memory image from its code.
-func prepareReactor(wasm []byte, glue host.Glue, uninstrumented bool) (reactorCode, error) {
+// initial memory image from its code: code, or withData when withData is
+// set. Admission runs on wasm every time; what instrumenting and splitting
+// derive from it comes from cache when cache holds it, and goes there when
+// it does not.
+func prepareReactor(cache diskCache, wasm []byte, glue host.Glue, uninstrumented, withData bool) (reactorCode, error) {
+	if cache.dir != "" {
+		m, err := wasmbin.Decode(wasm)
+		if err != nil {
+			return reactorCode{}, &AdmissionError{Problem: "cannot parse module", Err: err}
+		}
+		info, err := admitDecoded(wasm, m, &glue)
+		if err != nil {
+			return reactorCode{}, err
+		}
+		key := preparedKey(info.Digest, glue, uninstrumented, withData)
+		if b, ok := cache.get(key); ok {
+			if r, facts, err := decodeReactorCode(b, withData); err == nil {
+				r.info = info
+				r.info.recyclable = facts&factRecyclable != 0
+				return r, nil
+			}
+		}
+		r, err := buildReactor(wasm, glue, uninstrumented)
+		if err != nil {
+			return reactorCode{}, err
+		}
+		cache.put(key, r.encode(withData))
+		if withData {
+			r.code = nil
+		} else {
+			r.withData = nil
+		}
+		return r, nil
+	}
+	r, err := buildReactor(wasm, glue, uninstrumented)
+	if withData {
+		r.code = nil
+	} else {
+		r.withData = nil
+	}
+	return r, err
+}
+
+// buildReactor is prepareReactor without a cache, both forms built.
+func buildReactor(wasm []byte, glue host.Glue, uninstrumented bool) (reactorCode, error) {
 	info, code, err := admitAndInstrument(wasm, &glue, uninstrumented)
 	if err != nil {
 		return reactorCode{}, err
@@ -198,6 +402,73 @@ func prepareReactor(wasm []byte, glue host.Glue, uninstrumented bool) (reactorCo
 		return reactorCode{}, &AdmissionError{Problem: "cannot snapshot the module", Err: err}
 	}
 	return reactorCode{info: info, code: stripped, withData: m.EmptyPassiveData(), image: &Snapshot{memory: image}, globals: globals}, nil
+}
+
+// preparedKey names a prepared reactor in the on-disk cache: the digest of
+// the module's bytes, the glue it was admitted for, how it was instrumented
+// and which form of its code is kept.
+func preparedKey(digest string, glue host.Glue, uninstrumented, withData bool) diskKey {
+	return diskKey{kind: "reactor", what: fmt.Sprintf("module %s\nglue %s\ninstrument v%d %+v uninstrumented=%t\nwith-data=%t",
+		digest, glue.Name, instrument.Version, instrumentOptions, uninstrumented, withData)}
+}
+
+// What instrumenting learnt of a module (ModuleInfo's unexported fields),
+// as an entry keeps it.
+const (
+	factRecyclable = 1 << iota
+)
+
+// encode lays out r for the on-disk cache: what instrumenting learnt of it
+// (the rest of its info is admission's, which runs every time), the one
+// form of its code, its image and its globals. Every field of ModuleInfo
+// that instrumenting sets must be kept here:
+// TestPreparedReactorFromTheCacheIsTheBuiltOne compares the whole info.
+func (r reactorCode) encode(withData bool) []byte {
+	var w entryWriter
+	var facts uint64
+	if r.info.recyclable {
+		facts |= factRecyclable
+	}
+	w.uint(facts)
+	if withData {
+		w.bytes(r.withData)
+	} else {
+		w.bytes(r.code)
+	}
+	w.bytes(r.image.appendBinary(nil))
+	w.uint(uint64(len(r.globals)))
+	for _, g := range r.globals {
+		w.string(g)
+	}
+	return w.b
+}
+
+// decodeReactorCode reads what encode wrote, but for the info: the facts
+// of it that instrumenting gives.
+func decodeReactorCode(b []byte, withData bool) (reactorCode, uint64, error) {
+	var r reactorCode
+	rd := entryReader{b: b}
+	facts := rd.uint()
+	code := rd.bytes()
+	if withData {
+		r.withData = code
+	} else {
+		r.code = code
+	}
+	image := rd.bytes()
+	n := rd.uint()
+	if n > uint64(len(rd.b)) {
+		return r, 0, errShortEntry
+	}
+	for range n {
+		r.globals = append(r.globals, rd.string())
+	}
+	if err := rd.done(); err != nil {
+		return r, 0, err
+	}
+	var err error
+	r.image, err = UnmarshalSnapshot(image)
+	return r, facts, err
 }
 
 // snapshotable refuses modules whose state a Snapshot would not capture, and
@@ -231,7 +502,14 @@ func snapshotable(m *wasmbin.Module) ([]string, error) {
 	return names, nil
 }
 
-type wazeroReactor struct{ m *wazeroModule }
+type wazeroReactor struct {
+	m *wazeroModule
+	// origin names the reactor in the on-disk cache: the engine and its
+	// prepared code.
+	origin string
+}
+
+func (r wazeroReactor) snapshotCache() (diskCache, string) { return r.m.engine.disk, r.origin }
 
 func (r wazeroReactor) Info() ModuleInfo { return r.m.info }
 
@@ -246,6 +524,13 @@ func (r wazeroReactor) Snapshot(ctx context.Context, from *Snapshot, in Input, i
 func (r wazeroReactor) Run(ctx context.Context, snap *Snapshot, in Input, drive Driver) (Outcome, error) {
 	if snap == nil {
 		snap = r.m.image
+	}
+	if r.m.recycle != nil {
+		lim := in.Limits.WithDefaults(DefaultLimits)
+		if o, ok := tooLargeToStart(r.m.info, snap, lim); ok {
+			return o, nil
+		}
+		return r.m.runRecycled(ctx, in, snap, lim, glueDriver(drive))
 	}
 	o, _, err := r.m.execute(ctx, in, snap, glueDriver(drive), false)
 	return o, err

@@ -158,7 +158,7 @@ func (e *wasmtimeEngine) Load(ctx context.Context, wasm []byte) (Module, error) 
 
 func (e *wasmtimeEngine) LoadReactor(ctx context.Context, wasm []byte, glue host.Glue) (Reactor, error) {
 	mod, err := e.cache.get(ctx, cacheKey(wasm, &glue), func() (*wasmtimeModule, error) {
-		r, err := prepareReactor(wasm, glue, e.uninstrumented)
+		r, err := prepareReactor(newDiskCache(e.cacheDir), wasm, glue, e.uninstrumented, true)
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +172,8 @@ func (e *wasmtimeEngine) LoadReactor(ctx context.Context, wasm []byte, glue host
 	if err != nil {
 		return nil, err
 	}
-	return wasmtimeReactor{mod}, nil
+	origin := fmt.Sprintf("%s native-fuel=%t no-epoch=%t\n%s", EngineWasmtime, e.nativeFuel, e.noEpoch, preparedKey(mod.info.Digest, glue, e.uninstrumented, true).what)
+	return wasmtimeReactor{m: mod, origin: origin}, nil
 }
 
 // compile compiles code (or reads it from the on-disk cache) and learns
@@ -726,7 +727,15 @@ func toWasmVal(k wasmtime.ValKind, v uint64) wasmtime.Val {
 // toVal is toWasmVal for Func.Call's arguments.
 func toVal(k wasmtime.ValKind, v uint64) any { return toWasmVal(k, v) }
 
-type wasmtimeReactor struct{ m *wasmtimeModule }
+type wasmtimeReactor struct {
+	m *wasmtimeModule
+	// origin names the reactor in the on-disk cache (see wazeroReactor).
+	origin string
+}
+
+func (r wasmtimeReactor) snapshotCache() (diskCache, string) {
+	return newDiskCache(r.m.engine.cacheDir), r.origin
+}
 
 func (r wasmtimeReactor) Info() ModuleInfo { return r.m.info }
 

@@ -27,6 +27,9 @@ type wazeroEngine struct {
 	// uninstrumented, copyOnWrite: see Config.
 	uninstrumented bool
 	copyOnWrite    bool
+	// noRecycling gives every execution a fresh instance (Config; the
+	// differential test's reference).
+	noRecycling bool
 
 	// moduleConfig is shared by every instantiation: unnamed (so instances
 	// coexist), no start functions (the host decides what to call), and a
@@ -35,6 +38,9 @@ type wazeroEngine struct {
 	moduleConfig wazero.ModuleConfig
 
 	cache compileCache[*wazeroModule]
+	// disk keeps instrumented reactors and snapshots across processes
+	// (diskcache.go), in the compilation cache directory.
+	disk  diskCache
 	mu    sync.Mutex
 	glues map[string]bool // glues whose imports are instantiated
 }
@@ -69,9 +75,11 @@ func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
 		interruptible:  !interp && !cfg.uninstrumented,
 		uninstrumented: cfg.uninstrumented,
 		copyOnWrite:    cfg.copyOnWrite,
+		noRecycling:    cfg.noRecycling,
 		rt:             wazero.NewRuntimeWithConfig(ctx, rc),
 		moduleConfig:   wazero.NewModuleConfig().WithName("").WithStartFunctions().WithRandSource(zeroReader{}),
 		glues:          map[string]bool{},
+		disk:           newDiskCache(cfg.cacheDir),
 	}
 	if err := e.instantiateHost(ctx, host.WASIModule, host.WASI()); err != nil {
 		_ = e.rt.Close(ctx)
@@ -131,12 +139,18 @@ func (e *wazeroEngine) compile(ctx context.Context, wasm []byte) (*wazeroModule,
 	if err != nil {
 		return nil, err
 	}
+	var rec *recycler
+	if e.interruptible && !e.noRecycling {
+		// Executions may reuse instances (recycle.go): on the compiler,
+		// whose instances survive an execution's end.
+		code, rec = recyclingCode(info, code)
+	}
 	compiled, err := e.compileCode(ctx, code)
 	if err != nil {
 		return nil, err
 	}
 	_, hasStart := compiled.ExportedFunctions()[instrument.StartExport]
-	return &wazeroModule{engine: e, info: info, compiled: compiled, hasStart: hasStart}, nil
+	return &wazeroModule{engine: e, info: info, compiled: compiled, hasStart: hasStart, recycle: rec}, nil
 }
 
 func (e *wazeroEngine) compileCode(ctx context.Context, code []byte) (wazero.CompiledModule, error) {
@@ -156,6 +170,9 @@ type wazeroModule struct {
 	compiled wazero.CompiledModule
 	hasStart bool // the instrumenter moved a start function to wg_start
 
+	// recycle, when set, keeps idle instances for reuse (recycle.go).
+	recycle *recycler
+
 	// Reactors only: the initial state (memory as the data segments leave
 	// it; the compiled module has none) and the globals a snapshot keeps.
 	image           *Snapshot
@@ -165,6 +182,13 @@ type wazeroModule struct {
 func (m *wazeroModule) Info() ModuleInfo { return m.info }
 
 func (m *wazeroModule) Run(ctx context.Context, in Input) (Outcome, error) {
+	if m.recycle != nil {
+		lim := in.Limits.WithDefaults(DefaultLimits)
+		if o, ok := tooLargeToStart(m.info, nil, lim); ok {
+			return o, nil
+		}
+		return m.runRecycled(ctx, in, nil, lim, driveConvention(m.info, m.hasStart, in))
+	}
 	o, _, err := m.execute(ctx, in, nil, driveConvention(m.info, m.hasStart, in), false)
 	return o, err
 }

@@ -972,6 +972,7 @@ func (f *fn) body() error {
 			f.popT(tI32)
 			f.push(f.tableType(t))
 		case 0x26: // table.set
+			f.m.changesSegments = true
 			t := f.table()
 			f.popT(f.tableType(t))
 			f.popT(tI32)
@@ -1138,6 +1139,7 @@ func (f *fn) prefixFC() {
 		f.pop3I32()
 		f.chargeBulk()
 	case 9: // data.drop
+		f.m.changesSegments = true
 		f.dataIndex(f.u32())
 	case 10: // memory.copy
 		f.zeroByte("memory.copy")
@@ -1155,6 +1157,7 @@ func (f *fn) prefixFC() {
 		f.pop3I32()
 		f.chargeBulk()
 	case 12: // table.init
+		f.m.changesSegments = true
 		e := f.u32()
 		t := f.table()
 		if f.err != nil {
@@ -1171,10 +1174,12 @@ func (f *fn) prefixFC() {
 		f.pop3I32()
 		f.chargeElements()
 	case 13: // elem.drop
+		f.m.changesSegments = true
 		if e := f.u32(); int(e) >= len(m.elemTypes) && f.err == nil {
 			f.fail("elem.drop: element segment %d does not exist", e)
 		}
 	case 14: // table.copy
+		f.m.changesSegments = true
 		dst := f.table()
 		src := f.table()
 		if f.err != nil {
@@ -1187,6 +1192,7 @@ func (f *fn) prefixFC() {
 		f.pop3I32()
 		f.chargeElements()
 	case 15: // table.grow
+		f.m.changesSegments = true
 		t := f.table()
 		f.popT(tI32)
 		f.popT(f.tableType(t))
@@ -1197,6 +1203,7 @@ func (f *fn) prefixFC() {
 		f.table()
 		f.push(tI32)
 	case 17: // table.fill
+		f.m.changesSegments = true
 		t := f.table()
 		f.popT(tI32)
 		f.popT(f.tableType(t))

@@ -159,13 +159,33 @@ type Options struct {
 // first) and the byte offset in wasm, e.g.
 // "function 12 at offset 0x1a2b: unknown opcode 0xfc 0x20".
 func Instrument(wasm []byte, opts Options) ([]byte, error) {
+	out, _, err := InstrumentFacts(wasm, opts)
+	return out, err
+}
+
+// Facts are what instrumenting learnt about a module's code.
+type Facts struct {
+	// StateIsMemoryAndGlobals: no function body holds table.set,
+	// table.grow, table.fill, table.copy, table.init, elem.drop or
+	// data.drop, so what an execution can change in an instance is its
+	// linear memory (and its size) and its globals, nothing else: its
+	// tables and segments stay as instantiation left them.
+	StateIsMemoryAndGlobals bool
+}
+
+// InstrumentFacts is Instrument, with what it learnt of the code.
+func InstrumentFacts(wasm []byte, opts Options) ([]byte, Facts, error) {
 	st := statePool.Get().(*state)
 	defer statePool.Put(st)
 	m := &module{in: wasm, opts: opts}
 	if err := m.decode(); err != nil {
-		return nil, err
+		return nil, Facts{}, err
 	}
-	return m.emit(st)
+	out, err := m.emit(st)
+	if err != nil {
+		return nil, Facts{}, err
+	}
+	return out, Facts{StateIsMemoryAndGlobals: !m.changesSegments}, nil
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}

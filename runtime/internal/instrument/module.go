@@ -87,6 +87,10 @@ type module struct {
 	start     int      // -1 without a start function
 	refs      []uint64 // bit set of the functions ref.func may name
 	nExports  int
+	// changesSegments is set by a body that holds table.set, table.grow,
+	// table.fill, table.copy, table.init, elem.drop or data.drop: code
+	// that can change an instance's state beyond its memory and globals.
+	changesSegments bool
 
 	// wrapperType is, for a type index with several results, the index of a
 	// type () -> results, for the block that wraps function bodies.

@@ -824,3 +824,62 @@ func constI32(expr []byte) (uint32, bool) {
 	}
 	return 0, false
 }
+
+// WithExports returns the module's bytes with extra exports appended to its
+// export section (one is added, in its place, when it has none). The
+// module's code is unchanged; exports only let the host reach more of an
+// instance. Custom sections are kept.
+//
+// # Errors
+//
+// When an extra export's name is already exported.
+func (m *Module) WithExports(extra []Export) ([]byte, error) {
+	names := map[string]bool{}
+	for _, e := range m.Exports {
+		names[e.Name] = true
+	}
+	all := append(append([]Export(nil), m.Exports...), extra...)
+	for _, e := range extra {
+		if names[e.Name] {
+			return nil, fmt.Errorf("%q is exported already", e.Name)
+		}
+		names[e.Name] = true
+	}
+	content := appendU32(nil, uint32(len(all)))
+	for _, e := range all {
+		content = appendU32(content, uint32(len(e.Name)))
+		content = append(content, e.Name...)
+		content = append(content, e.Kind)
+		content = appendU32(content, e.Index)
+	}
+	section := append([]byte{SectionExport}, appendU32(nil, uint32(len(content)))...)
+	section = append(section, content...)
+
+	out := append([]byte(nil), magic...)
+	placed := false
+	for _, s := range m.Sections {
+		switch {
+		case s.ID == SectionExport:
+			out = append(out, section...)
+			placed = true
+			continue
+		case !placed && s.ID != SectionCustom && sectionOrder(s.ID) > sectionOrder(SectionExport):
+			out = append(out, section...)
+			placed = true
+		}
+		out = append(out, s.Raw...)
+	}
+	if !placed {
+		out = append(out, section...)
+	}
+	return out, nil
+}
+
+// sectionOrder is where a known section goes in a module: the data count
+// section (12) comes between the element (9) and code (10) sections.
+func sectionOrder(id byte) int {
+	if id == 12 {
+		return 95 // between 9 and 10
+	}
+	return int(id) * 10
+}

@@ -171,3 +171,39 @@ func TestSplitDataAndEmptyPassiveData(t *testing.T) {
 	assert.Equal(t, m.Data[2], kept.Data[2])
 	assert.Equal(t, m.Memories, kept.Memories)
 }
+
+func TestWithExports(t *testing.T) {
+	// Two mutable i32 globals, one exported; then a code section.
+	global := cat([]byte{2}, []byte{0x7f, 1, 0x41, 0, 0x0b}, []byte{0x7f, 1, 0x41, 5, 0x0b})
+	withExport := module(
+		section(SectionGlobal, global...),
+		section(SectionExport, cat([]byte{1}, str("g0"), []byte{KindGlobal, 0})...),
+		section(SectionCode, 0),
+	)
+	m, err := Decode(withExport)
+	require.NoError(t, err)
+	out, err := m.WithExports([]Export{{Name: "g1", Kind: KindGlobal, Index: 1}})
+	require.NoError(t, err)
+	got, err := Decode(out)
+	require.NoError(t, err)
+	assert.Equal(t, []Export{{"g0", KindGlobal, 0}, {"g1", KindGlobal, 1}}, got.Exports)
+	assert.Equal(t, m.Globals, got.Globals)
+
+	// Without an export section, one is put in its place: before code.
+	noExport := module(section(SectionGlobal, global...), section(SectionCode, 0))
+	m, err = Decode(noExport)
+	require.NoError(t, err)
+	out, err = m.WithExports([]Export{{Name: "g1", Kind: KindGlobal, Index: 1}})
+	require.NoError(t, err)
+	got, err = Decode(out)
+	require.NoError(t, err)
+	assert.Equal(t, []Export{{"g1", KindGlobal, 1}}, got.Exports)
+	var ids []byte
+	for _, s := range got.Sections {
+		ids = append(ids, s.ID)
+	}
+	assert.Equal(t, []byte{SectionGlobal, SectionExport, SectionCode}, ids)
+
+	_, err = m.WithExports([]Export{{Name: "x", Kind: KindGlobal, Index: 0}, {Name: "x", Kind: KindGlobal, Index: 1}})
+	assert.ErrorContains(t, err, `"x" is exported already`)
+}

@@ -1,0 +1,488 @@
+// Command auditsink measures what the durable audit log costs `wasmgate
+// serve`: the same Wasm action (math.sum of testdata/registry.json on
+// {"numbers":[1,2]}), called by the same number of keep-alive clients, on
+// two servers side by side — one with --audit FILE (a verdict returned only
+// once its record is fsynced), one without an audit file (records checked
+// and dropped) — in interleaved rounds, the order alternating, so that a
+// noisy stretch of a shared machine falls on both. The figure is the median
+// of the rounds' ratios, durable throughput / no-audit throughput.
+//
+// Every reply is checked (a 200 with success:true and {"sum":3}); at the
+// end the durable log must hold an attempt and a verdict per call and
+// `wasmgate audit verify` must accept it. When perf(1) may count the
+// durable server's syscalls (root, or perf_event_paranoid allowing it), the
+// records per fsync (fsync and fdatasync together) and per write are
+// reported too.
+//
+// The details go to stderr; stdout gets one line, for `make bench`:
+//
+//	audit-durable-vs-none 0.83
+//
+// Run it from the module root (it builds the wasmgate command from there,
+// unless -wasmgate names one already built):
+//
+//	go run ./bench/auditsink [-clients 8] [-rounds 6] [-duration 3s] [-wasmgate bin/wasmgate]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/wasmgate/wasmgate/bench/internal/report"
+)
+
+const (
+	action = "math.sum"
+	input  = `{"numbers":[1,2]}`
+	output = `{"sum":3}`
+	// target is the issue's: durable throughput at least 0.8x that without
+	// an audit file.
+	target = 0.8
+)
+
+type options struct {
+	clients  int
+	rounds   int
+	duration time.Duration // per server and round
+	warmup   int           // unmeasured calls per client and server first
+	wasmgate string        // "" builds ./cmd/wasmgate
+	perf     bool
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.clients, "clients", 8, "concurrent clients (and each server's --max-concurrency)")
+	flag.IntVar(&o.rounds, "rounds", 6, "rounds; each drives both servers for -duration, the order alternating")
+	flag.DurationVar(&o.duration, "duration", 3*time.Second, "measured time of each server in each round")
+	flag.IntVar(&o.warmup, "warmup", 50, "unmeasured calls per client and server first")
+	flag.StringVar(&o.wasmgate, "wasmgate", "", "a wasmgate command already built (default: build ./cmd/wasmgate)")
+	flag.BoolVar(&o.perf, "perf", true, "count the durable server's fsync, fdatasync and write syscalls with perf(1), when it can")
+	flag.Parse()
+	if o.clients < 1 || o.rounds < 1 || o.duration <= 0 || o.warmup < 0 {
+		fmt.Fprintln(os.Stderr, "auditsink: -clients, -rounds and -duration must be positive, -warmup at least 0")
+		os.Exit(2)
+	}
+	ratio, err := run(context.Background(), o, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "auditsink:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("audit-durable-vs-none %.2f\n", ratio)
+}
+
+// variant is one server and what its calls came to.
+type variant struct {
+	name    string
+	durable bool
+	srv     *server
+	calls   int // warm-up included
+	errors  int
+	first   string
+	// per measured round
+	rates []float64
+	// perf counts over the measured rounds (durable only)
+	syncs, writes, perfRecords int64
+	perfRounds                 int
+}
+
+func run(ctx context.Context, o options, w io.Writer) (float64, error) {
+	if _, err := os.Stat("go.mod"); err != nil {
+		return 0, errors.New("run it from the module root: it builds ./cmd/wasmgate and reads testdata/registry.json")
+	}
+	config, err := filepath.Abs(filepath.Join("testdata", "registry.json"))
+	if err != nil {
+		return 0, err
+	}
+	tmp, err := os.MkdirTemp("", "wasmgate-auditsink-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	bin := o.wasmgate
+	if bin == "" {
+		bin = filepath.Join(tmp, "wasmgate")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/wasmgate")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return 0, fmt.Errorf("building wasmgate: %w", err)
+		}
+	} else if bin, err = filepath.Abs(bin); err != nil {
+		return 0, err
+	}
+	perfOK := o.perf && perfWorks(ctx)
+
+	durable := &variant{name: "durable audit file", durable: true}
+	none := &variant{name: "no audit file"}
+	auditPath := filepath.Join(tmp, "audit.jsonl")
+	for _, v := range []*variant{durable, none} {
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--config", config, "--log-format", "json",
+			"--max-concurrency", strconv.Itoa(o.clients), "--cache-dir", filepath.Join(tmp, "cache")}
+		if v.durable {
+			args = append(args, "--audit", auditPath)
+		}
+		v.srv, err = startServer(ctx, bin, args)
+		if err != nil {
+			return 0, err
+		}
+		defer v.srv.stop()
+	}
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{
+		MaxIdleConns: 2 * o.clients, MaxIdleConnsPerHost: o.clients, IdleConnTimeout: time.Minute, DisableCompression: true,
+	}}
+	for _, v := range []*variant{durable, none} {
+		if o.warmup == 0 {
+			break
+		}
+		n, errs, first := drive(ctx, client, v.srv.url, o.clients, 0, o.warmup*o.clients)
+		v.calls += n
+		if errs > 0 {
+			return 0, fmt.Errorf("%s: the warm-up failed: %s", v.name, first)
+		}
+	}
+	var ratios []float64
+	for r := range o.rounds {
+		order := []*variant{durable, none}
+		if r%2 == 1 {
+			order = []*variant{none, durable}
+		}
+		for _, v := range order {
+			var p *perfRun
+			if perfOK && v.durable {
+				if p, err = startPerf(ctx, v.srv.cmd.Process.Pid); err != nil {
+					return 0, err
+				}
+			}
+			start := time.Now()
+			n, errs, first := drive(ctx, client, v.srv.url, o.clients, o.duration, 0)
+			elapsed := time.Since(start)
+			if p != nil {
+				syncs, writes, err := p.stop()
+				if err != nil {
+					return 0, err
+				}
+				v.syncs += syncs
+				v.writes += writes
+				v.perfRecords += 2 * int64(n) // an attempt and a verdict per call
+				v.perfRounds++
+			}
+			v.calls += n
+			v.errors += errs
+			if v.first == "" {
+				v.first = first
+			}
+			v.rates = append(v.rates, float64(n)/elapsed.Seconds())
+		}
+		ratios = append(ratios, durable.rates[r]/none.rates[r])
+	}
+	for _, v := range []*variant{durable, none} {
+		if v.errors > 0 {
+			return 0, fmt.Errorf("%s: %d errors, the first: %s", v.name, v.errors, v.first)
+		}
+	}
+	if err := durable.srv.stop(); err != nil {
+		return 0, err
+	}
+	if err := checkLog(ctx, bin, auditPath, durable.calls); err != nil {
+		return 0, err
+	}
+
+	med := median(ratios)
+	fmt.Fprintf(w, "Machine: %s, %d CPUs (GOMAXPROCS %d), %s/%s, %s. `wasmgate serve --config testdata/registry.json`, %s on %s, %d keep-alive clients; %d rounds of %s per server, the order alternating.\n\n",
+		report.CPUModel(), goruntime.NumCPU(), goruntime.GOMAXPROCS(0), goruntime.GOOS, goruntime.GOARCH, goruntime.Version(),
+		action, input, o.clients, o.rounds, o.duration)
+	fmt.Fprintln(w, "| round | durable (exec/s) | no audit file (exec/s) | durable / none |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|")
+	for r, ratio := range ratios {
+		fmt.Fprintf(w, "| %d | %s | %s | %.2fx |\n", r+1, report.Thousands(int64(durable.rates[r])), report.Thousands(int64(none.rates[r])), ratio)
+	}
+	fmt.Fprintf(w, "| median | %s | %s | **%.2fx** |\n\n", report.Thousands(int64(median(durable.rates))), report.Thousands(int64(median(none.rates))), med)
+	if durable.perfRounds > 0 && durable.syncs > 0 {
+		fmt.Fprintf(w, "Durable server, measured rounds (perf): %s records, %s fsync/fdatasync, %s writes: %.1f records per fsync, %.1f per write (writes include the server's request log on stderr).\n",
+			report.Thousands(durable.perfRecords), report.Thousands(durable.syncs), report.Thousands(durable.writes),
+			float64(durable.perfRecords)/float64(durable.syncs), float64(durable.perfRecords)/float64(durable.writes))
+	} else if durable.perfRounds > 0 {
+		fmt.Fprintln(w, "Records per fsync: perf counted no fsync or fdatasync of the durable server.")
+	} else {
+		fmt.Fprintln(w, "Records per fsync: not counted (perf(1) cannot count this process's syscalls here).")
+	}
+	word := "met"
+	if med < target {
+		word = "missed"
+	}
+	fmt.Fprintf(w, "Target: durable ≥ %.1fx the throughput without an audit file — %s (%.2fx; rounds %s).\n", target, word, med, formatRatios(ratios))
+	return med, nil
+}
+
+func formatRatios(rs []float64) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = fmt.Sprintf("%.2f", r)
+	}
+	return strings.Join(s, ", ")
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// drive runs clients goroutines calling the server at url for d (no bound
+// when 0) or limit calls in all (no bound when 0), and returns the calls
+// made, the errors and the first error.
+func drive(ctx context.Context, client *http.Client, url string, clients int, d time.Duration, limit int) (calls, errs int, first string) {
+	body := []byte(`{"packageName":"` + action + `","name":"` + action + `","params":` + input + `}`)
+	var issued atomic.Int64
+	deadline := time.Now().Add(d)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			n, e, f := 0, 0, ""
+			for {
+				if limit > 0 && issued.Add(1) > int64(limit) {
+					break
+				}
+				if d > 0 && !time.Now().Before(deadline) {
+					break
+				}
+				n++
+				if err := call(ctx, client, url, body); err != nil {
+					if e == 0 {
+						f = err.Error()
+					}
+					e++
+				}
+			}
+			mu.Lock()
+			calls, errs = calls+n, errs+e
+			if first == "" {
+				first = f
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return calls, errs, first
+}
+
+func call(ctx context.Context, client *http.Client, url string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/execute-tool", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+	}
+	var r struct {
+		Success bool            `json:"success"`
+		Output  json.RawMessage `json:"output"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("the reply is not the protocol's JSON: %w: %s", err, b)
+	}
+	if !r.Success || string(r.Output) != output {
+		return fmt.Errorf("want success and %s, got %s", output, b)
+	}
+	return nil
+}
+
+// checkLog requires the log at path to hold an attempt and a verdict per
+// call, and `wasmgate audit verify` to accept it.
+func checkLog(ctx context.Context, bin, path string, calls int) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	verdicts := bytes.Count(raw, []byte(`"event_type":"action_audit"`))
+	attempts := bytes.Count(raw, []byte(`"event_type":"action_attempt"`))
+	if verdicts != calls || attempts != calls {
+		return fmt.Errorf("durable audit: %d calls but %d verdicts and %d attempts in the log", calls, verdicts, attempts)
+	}
+	out, err := exec.CommandContext(ctx, bin, "audit", "verify", path).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("wasmgate audit verify: %w: %s", err, out)
+	}
+	return nil
+}
+
+// perfEvents are the syscalls counted on the durable server.
+const perfEvents = "syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync,syscalls:sys_enter_write,syscalls:sys_enter_pwrite64"
+
+// perfWorks reports whether perf can count syscalls here.
+func perfWorks(ctx context.Context) bool {
+	if _, err := exec.LookPath("perf"); err != nil {
+		return false
+	}
+	return exec.CommandContext(ctx, "perf", "stat", "-x", ",", "-e", perfEvents, "true").Run() == nil
+}
+
+// perfRun is perf counting a process's syscalls.
+type perfRun struct {
+	cmd *exec.Cmd
+	out bytes.Buffer
+}
+
+func startPerf(ctx context.Context, pid int) (*perfRun, error) {
+	p := &perfRun{}
+	p.cmd = exec.CommandContext(ctx, "perf", "stat", "-x", ",", "-e", perfEvents, "-p", strconv.Itoa(pid))
+	p.cmd.Stderr = &p.out
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("perf: %w", err)
+	}
+	time.Sleep(200 * time.Millisecond) // attached before the round starts
+	return p, nil
+}
+
+// stop ends the count and returns the fsyncs (fsync and fdatasync) and
+// writes (write and pwrite64) it saw.
+func (p *perfRun) stop() (syncs, writes int64, err error) {
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	_ = p.cmd.Wait()
+	sc := bufio.NewScanner(&p.out)
+	found := 0
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), ",")
+		if len(f) < 3 {
+			continue
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch f[2] {
+		case "syscalls:sys_enter_fsync", "syscalls:sys_enter_fdatasync":
+			syncs += n
+			found++
+		case "syscalls:sys_enter_write", "syscalls:sys_enter_pwrite64":
+			writes += n
+			found++
+		}
+	}
+	if found < 4 {
+		return 0, 0, fmt.Errorf("perf stat gave no counts: %s", p.out.String())
+	}
+	return syncs, writes, nil
+}
+
+// server is a `wasmgate serve` started for the benchmark.
+type server struct {
+	url    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	once   sync.Once
+	err    error
+
+	mu   sync.Mutex
+	tail []string
+}
+
+// startServer starts bin with args and returns once it listens.
+func startServer(ctx context.Context, bin string, args []string) (*server, error) {
+	s := &server{exited: make(chan struct{})}
+	s.cmd = exec.CommandContext(ctx, bin, args...)
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	listening := make(chan string, 1)
+	go func() {
+		defer close(s.exited)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		found := false
+		// The server logs every request: read it all, or it blocks.
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.tail = append(s.tail, line)
+			if len(s.tail) > 20 {
+				s.tail = s.tail[1:]
+			}
+			s.mu.Unlock()
+			if found || !strings.Contains(line, `"msg":"listening"`) {
+				continue
+			}
+			var rec struct{ URL string }
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.URL != "" {
+				found = true
+				listening <- rec.URL
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		_ = s.cmd.Wait()
+	}()
+	select {
+	case s.url = <-listening:
+		return s, nil
+	case <-s.exited:
+		return nil, fmt.Errorf("wasmgate serve exited before listening: %s", s.log())
+	case <-time.After(time.Minute):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		return nil, fmt.Errorf("wasmgate serve did not listen within a minute: %s", s.log())
+	}
+}
+
+func (s *server) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.tail, "\n")
+}
+
+// stop stops the server with SIGTERM, once, and reports an exit other than
+// 0.
+func (s *server) stop() error {
+	s.once.Do(func() {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(time.Minute):
+			_ = s.cmd.Process.Kill()
+			<-s.exited
+			s.err = fmt.Errorf("wasmgate serve did not stop within a minute of SIGTERM: %s", s.log())
+			return
+		}
+		if code := s.cmd.ProcessState.ExitCode(); code != 0 {
+			s.err = fmt.Errorf("wasmgate serve exited %d: %s", code, s.log())
+		}
+	})
+	return s.err
+}

@@ -1,0 +1,296 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zeebo/blake3"
+)
+
+// The on-disk cache of what an engine derives from a module's bytes besides
+// compiled code (which the engines cache themselves): the instrumented
+// module, a reactor's initial memory image, and snapshots (CachedSnapshot).
+// Rebuilding them is most of a warm process start: for the QuickJS engine,
+// instrumenting takes ~6 ms, splitting the image ~3 ms, loading a tool a few
+// more.
+//
+// An entry is a file named by its key and holds the BLAKE3 digest of its
+// key and contents: an entry that does not match (truncated, corrupted,
+// copied under another name) is ignored, removed and rebuilt, never used.
+// The digest guards against accidents, not against someone who can write
+// the cache directory: they could as well replace the compiled code there.
+// Nothing read from the cache escapes the sandbox either way: admission runs
+// on the module's own bytes every time, and the engine validates the cached
+// instrumented module like any other.
+//
+// A key names everything an entry derives from: the digest of the module's
+// bytes and the versions of what transformed them, and the build of
+// wasmgate that made it (buildIdentity), so that a changed instrumenter or
+// QuickJS driver never meets an entry it did not write. Writing an entry
+// removes the entries a different build wrote for the same thing, so the
+// directory holds one per module and tool, not one per build, and the least
+// recently used beyond diskCacheMaxBytes.
+
+// diskCacheVersion is bumped whenever the layout of an entry changes.
+const diskCacheVersion = 1
+
+// diskCacheMagic begins every entry.
+const diskCacheMagic = "wasmgate cache v1\n"
+
+// diskCache is the cache in one directory; the zero value (no directory)
+// caches nothing.
+type diskCache struct{ dir string }
+
+// newDiskCache returns the cache kept in cacheDir ("" for none).
+func newDiskCache(cacheDir string) diskCache {
+	if cacheDir == "" {
+		return diskCache{}
+	}
+	return diskCache{dir: filepath.Join(cacheDir, fmt.Sprintf("wasmgate-v%d", diskCacheVersion))}
+}
+
+// diskKey names one entry: kind says what it is ("reactor", "snapshot"),
+// what is everything it derives from but the build, which every key adds.
+type diskKey struct {
+	kind string
+	what string
+}
+
+// stem is the file-name prefix every build shares for the same thing.
+func (k diskKey) stem() string {
+	sum := blake3.Sum256([]byte(k.kind + "\n" + k.what))
+	return k.kind + "-" + hex.EncodeToString(sum[:12]) + "-"
+}
+
+// full is what the entry's digest covers besides its contents.
+func (k diskKey) full() string { return k.kind + "\n" + k.what + "\n" + buildIdentity() }
+
+// path is the entry's file.
+func (c diskCache) path(k diskKey) string {
+	sum := blake3.Sum256([]byte(k.full()))
+	return filepath.Join(c.dir, k.stem()+hex.EncodeToString(sum[:12]))
+}
+
+// entryDigest is what an entry holds to be verified by: the digest of its
+// full key and its contents.
+func entryDigest(k diskKey, payload []byte) [32]byte {
+	h := blake3.New()
+	full := k.full()
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(full)))
+	h.Write(n[:])
+	h.Write([]byte(full))
+	h.Write(payload)
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// get returns the contents of the entry under k, when there is one and it
+// verifies. An entry that does not verify is removed.
+func (c diskCache) get(k diskKey) ([]byte, bool) {
+	if c.dir == "" {
+		return nil, false
+	}
+	path := c.path(k)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	payload, ok := verifyEntry(k, b)
+	if !ok {
+		_ = os.Remove(path)
+		return nil, false
+	}
+	// Recently used entries are the last evict removes.
+	now := time.Now()
+	_ = os.Chtimes(path, now, now)
+	return payload, true
+}
+
+// verifyEntry returns the contents of entry file b when it is an entry of
+// k's and its digest matches.
+func verifyEntry(k diskKey, b []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(diskCacheMagic))
+	if !ok || len(rest) < 32 {
+		return nil, false
+	}
+	payload := rest[32:]
+	if sum := entryDigest(k, payload); !bytes.Equal(sum[:], rest[:32]) {
+		return nil, false
+	}
+	return payload, true
+}
+
+// put stores payload under k, atomically (a reader sees the whole entry or
+// none), and removes what other builds stored for the same thing. The cache
+// is an optimization: failing to write it is no error.
+func (c diskCache) put(k diskKey, payload []byte) {
+	if c.dir == "" {
+		return
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return
+	}
+	path := c.path(k)
+	tmp, err := os.CreateTemp(c.dir, ".entry-*")
+	if err != nil {
+		return
+	}
+	sum := entryDigest(k, payload)
+	_, werr := tmp.Write(append(append([]byte(diskCacheMagic), sum[:]...), payload...))
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp.Name())
+		return
+	}
+	others, _ := filepath.Glob(filepath.Join(c.dir, k.stem()+"*"))
+	for _, o := range others {
+		if o != path {
+			_ = os.Remove(o)
+		}
+	}
+	c.evict(diskCacheMaxBytes)
+}
+
+// diskCacheMaxBytes bounds the entries of one cache directory together:
+// beyond it, put removes the least recently used ones.
+const diskCacheMaxBytes = 512 << 20
+
+// evict removes the least recently used entries (get touches what it
+// reads) until those left take at most three quarters of max, when they
+// take more than max.
+func (c diskCache) evict(max int64) {
+	des, err := os.ReadDir(c.dir)
+	if err != nil {
+		return
+	}
+	type entry struct {
+		path string
+		size int64
+		used time.Time
+	}
+	var entries []entry
+	var total int64
+	for _, de := range des {
+		fi, err := de.Info()
+		if err != nil || !fi.Mode().IsRegular() || strings.HasPrefix(de.Name(), ".") {
+			continue
+		}
+		entries = append(entries, entry{filepath.Join(c.dir, de.Name()), fi.Size(), fi.ModTime()})
+		total += fi.Size()
+	}
+	if total <= max {
+		return
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return a.used.Compare(b.used) })
+	for _, e := range entries {
+		if total <= max/4*3 {
+			break
+		}
+		if os.Remove(e.path) == nil {
+			total -= e.size
+		}
+	}
+}
+
+// buildIdentity names the build of wasmgate running: its module version and
+// VCS revision when it was built from a clean checkout (go build stamps
+// them), else the executable's size and modification time as well, so that
+// a rebuilt binary (or test binary) never trusts what another build derived.
+var buildIdentity = sync.OnceValue(func() string {
+	var b strings.Builder
+	clean := false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		fmt.Fprintf(&b, "%s %s %s %s", bi.GoVersion, bi.Path, bi.Main.Path, bi.Main.Version)
+		var revision, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		fmt.Fprintf(&b, " %s %s", revision, modified)
+		clean = revision != "" && modified == "false"
+	}
+	if !clean {
+		exe, err := os.Executable()
+		if err == nil {
+			if fi, err := os.Stat(exe); err == nil {
+				fmt.Fprintf(&b, " %s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())
+			}
+		}
+	}
+	return b.String()
+})
+
+// entryWriter lays out an entry's contents: unsigned varints, and byte
+// strings prefixed with their length.
+type entryWriter struct{ b []byte }
+
+func (w *entryWriter) uint(v uint64)   { w.b = binary.AppendUvarint(w.b, v) }
+func (w *entryWriter) bytes(p []byte)  { w.uint(uint64(len(p))); w.b = append(w.b, p...) }
+func (w *entryWriter) string(s string) { w.uint(uint64(len(s))); w.b = append(w.b, s...) }
+
+// entryReader reads what entryWriter wrote; its first error sticks.
+type entryReader struct {
+	b   []byte
+	err error
+}
+
+var errShortEntry = errors.New("truncated")
+
+func (r *entryReader) uint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errShortEntry
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// bytes returns the next byte string, aliasing the entry.
+func (r *entryReader) bytes() []byte {
+	n := r.uint()
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.err = errShortEntry
+		return nil
+	}
+	p := r.b[:n:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *entryReader) string() string { return string(r.bytes()) }
+
+// done reports the first error, or trailing bytes.
+func (r *entryReader) done() error {
+	if r.err == nil && len(r.b) > 0 {
+		r.err = fmt.Errorf("%d bytes after the end", len(r.b))
+	}
+	return r.err
+}
