@@ -1083,6 +1083,13 @@
     Object.defineProperty(globalThis, Symbol.for("wasmgate.toolscript"), {
       value: Object.freeze(callTool), writable: false, configurable: false, enumerable: false,
     });
+    // A rejection no handler takes fails the script as an uncaught
+    // exception would, even once its result has settled: the host tracks
+    // rejections through the function returned here.
+    unhandled = new Map();
+    uncaughtRejection = (reason) => fail(reason instanceof Error ? reason :
+      new Error("unhandled promise rejection: the promise rejected with " + show(reason)));
+    return rejection;
   }
 
   // main settles the script's result: its default export, awaited, and

@@ -44,12 +44,16 @@ type JSScript struct {
 // (awaited; when it is a function, what calling it with no arguments gives,
 // awaited). The output is that result as JSON, or empty when it is
 // undefined. An uncaught exception is a *GuestFailure with the exception's
-// name, message and the script's stack frames; a result with no JSON form
-// is an *OutputNotJSONError.
+// name, message and the script's stack frames, and so is a promise
+// rejection no handler took once the jobs that could take it have run,
+// even after the result settled; a result with no JSON form is an
+// *OutputNotJSONError.
 func QuickJSScript(script JSScript) func(ctx context.Context, inst Instance) ([]byte, error) {
 	return func(ctx context.Context, inst Instance) ([]byte, error) {
 		vm := jsVM{inst}
+		tracker := &rejectionTracker{}
 		ctx = withNodeFunction(WithJSModules(ctx, JSModules{script.Name: script.Source}))
+		ctx = context.WithValue(ctx, rejectionTrackerKey{}, tracker)
 		p, err := vm.boot(ctx)
 		if err != nil {
 			return nil, err
@@ -74,13 +78,20 @@ func QuickJSScript(script JSScript) func(ctx context.Context, inst Instance) ([]
 			return nil, err
 		}
 		args = append(args, seed)
-		if _, err := vm.callFunction(ctx, setup, undefined, args...); err != nil {
+		rejection, err := vm.callFunction(ctx, setup, undefined, args...)
+		if err != nil {
 			return nil, err
 		}
 		for _, v := range append(args, load, run, setup) {
 			if _, err := vm.call(ctx, "qjs_free_value", uint64(v)); err != nil {
 				return nil, err
 			}
+		}
+		// Rejections no handler takes are the prelude's to track: an
+		// unhandled one fails the script (see the prelude's script).
+		*tracker = rejectionTracker{fn: rejection, undefined: entry.undefined, yes: entry.yes, no: entry.no}
+		if _, err := vm.call(ctx, "qjs_set_promise_rejection_handler", 1); err != nil {
+			return nil, err
 		}
 
 		ns, err := vm.eval(ctx, script.Source, script.Name, evalModule)

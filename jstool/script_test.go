@@ -156,6 +156,13 @@ func TestScriptResult(t *testing.T) {
 			`the script's promise never settled: nothing was left to run it (no pending job or timer; the sandbox has no I/O)`},
 		{"a top-level await that never settles", `await new Promise(() => {}); export default 1;`, runtime.Failed,
 			`the script's promise never settled: nothing was left to run it (no pending job or timer; the sandbox has no I/O)`},
+		// Unhandled rejections fail the script, even when its result
+		// resolved; handled ones do not.
+		{"an unhandled rejection", `Promise.reject(new TypeError("forgotten")); export default 1;`, runtime.Failed, `TypeError: forgotten`},
+		{"an unhandled rejection after the result", `export default async () => { Promise.reject(new Error("later")); return "done"; };`, runtime.Failed, `Error: later`},
+		{"an unhandled rejection of a string", `export default () => { Promise.reject("why"); return 1; };`, runtime.Failed, `Error: unhandled promise rejection: the promise rejected with why`},
+		{"a rejection handled late in the same job", `const p = Promise.reject(new Error("x")); p.catch(() => {}); export default 2;`, runtime.Completed, `2`},
+		{"a rejection handled by await", `export default async () => { try { await Promise.reject(new Error("x")); } catch { return "caught"; } };`, runtime.Completed, `"caught"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -59,7 +59,8 @@ Usage:
   wasmgate tool serve-stdio ID [--tools DIR]                            the tool side of that protocol (NDJSON on stdout)
   wasmgate rep --config FILE [--audit FILE]                             the JSON-RPC 2.0 runtime (flow graphs) on stdio
   wasmgate mcp --config FILE [--audit FILE]                             every action as a Model Context Protocol tool, on stdio
-  wasmgate script FILE.ts [--config FILE] [--audit FILE]                run a TypeScript toolscript calling registered actions
+  wasmgate script FILE.ts [--config FILE] [--audit FILE]                type-check and run a TypeScript toolscript calling registered actions
+  wasmgate types --config FILE [--out DIR]                              write TypeScript declarations of a registry's tools for toolscripts
   wasmgate node [--audit FILE] [flags] FILE [ARGS...]                   run a Node program as node would, sandboxed (stdin, stdout, exit status)
   wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
   wasmgate pack --manifest M.json IN.wasm -o OUT.wasm                   embed a manifest in a module
@@ -116,6 +117,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.repCmd(ctx, rest)
 	case "mcp":
 		return e.mcpCmd(ctx, rest)
+	case "types":
+		return e.typesCmd(ctx, rest)
 	case "script":
 		return e.scriptCmd(ctx, rest)
 	case "node":

@@ -9,11 +9,12 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/jstool/tscheck"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
-const scriptUsage = `Usage: wasmgate script FILE.ts [--config FILE] [--audit FILE] [flags]
+var scriptUsage = `Usage: wasmgate script FILE.ts [--config FILE] [--audit FILE] [--no-check] [--emit-types DIR] [flags]
 
 Runs a TypeScript or JavaScript program once in the sandbox. It imports the
 registered actions of --config as functions:
@@ -28,10 +29,20 @@ tools.github.createIssue). A call resolves to the action's output, or rejects
 with an Error carrying status, reasonCodes and traceId. The script's result is
 its default export, awaited (a function is called with no arguments first).
 
+A TypeScript script is type-checked first, with TypeScript's own compiler
+(TypeScript ` + tscheck.Version + `, fetched from the npm registry at a pinned version
+and hash the first time, into the user cache), against declarations of the
+registry's tools made from their input and output JSON Schemas and the ES2023
+library (no DOM, no Node I/O): every error is printed as FILE:LINE:COL: error
+TSCODE: MESSAGE and nothing runs (exit 2). --no-check skips it; --emit-types DIR
+writes the declarations for an editor (as 'wasmgate types' does).
+
 Every tool call is a governed, audited action (one trace id per run). console.log
-goes to stdout, console.warn and console.error to stderr. Exit codes: 0 done,
-1 the script threw, 2 usage or bundling error (nothing ran), 3 the script reached
-its limits, 4 internal error.
+goes to stdout, console.warn and console.error to stderr. An uncaught exception,
+and a promise rejection no handler takes (even after the result settled), ends
+the script with its message and stack (exit 1). Exit codes: 0 done, 1 the script
+threw, 2 usage, bundling or type errors (nothing ran), 3 the script reached its
+limits, 4 internal error.
 
 Flags:
 `
@@ -53,11 +64,13 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	fs.Int64Var(&limits.TimeoutMs, "timeout-ms", jstool.ScriptLimits.TimeoutMs, "the script's wall-clock limit in milliseconds, tool calls included")
 	fs.Uint64Var(&limits.Fuel, "fuel", jstool.ScriptLimits.Fuel, "the script's instruction budget (tool calls have their own)")
 	fs.Var(uint32Flag{&limits.MemoryPages}, "memory-pages", "the script's memory limit in 64 KiB pages")
+	noCheck := fs.Bool("no-check", false, "run a TypeScript script without type-checking it first")
+	emitTypes := fs.String("emit-types", "", "write the declarations of the registry's tools (toolscript.d.ts, wasmgate-env.d.ts, tsconfig.json) into this directory; with no FILE, only that")
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		return e.fail("script", &usageError{err.Error()})
 	}
-	if len(files) != 1 {
+	if len(files) > 1 || (len(files) == 0 && *emitTypes == "") {
 		return e.fail("script", usagef("want one script FILE (.ts .mts .cts .js .mjs .cjs), got %d arguments", len(files)))
 	}
 	if limits, err = zeroLimits(fs, limits); err != nil {
@@ -85,8 +98,21 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 		}
 	}
 
+	if *emitTypes != "" {
+		types, err := typeFiles(reg)
+		if err != nil {
+			return e.fail("script", usagef("%v", err))
+		}
+		if err := writeTypes(*emitTypes, types); err != nil {
+			return e.fail("script", err)
+		}
+		if len(files) == 0 {
+			return exitSuccess
+		}
+	}
+
 	// Bundling finds syntax and type-stripping errors before anything runs
-	// (and before the audit log is touched).
+	// (and before the audit log is touched); type-checking, type errors.
 	bundle, err := jstool.BundleScript(files[0], reg.Actions())
 	var be *jstool.BundleError
 	switch {
@@ -96,6 +122,16 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 		return e.fail("script", usagef("%v", err))
 	case err != nil:
 		return e.fail("script", err)
+	}
+
+	if typed(files[0]) && !*noCheck {
+		ok, err := e.typeCheck(ctx, files[0], reg)
+		if err != nil {
+			return e.fail("script", err)
+		}
+		if !ok {
+			return exitUsage
+		}
 	}
 
 	var sink audit.Sink = audit.NewMemorySink()

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/jstool/tscheck"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+const typesUsage = `Usage: wasmgate types --config FILE [--out DIR]
+
+Writes TypeScript declarations for the toolscripts of a registry into DIR
+(default: the current directory):
+
+  toolscript.d.ts     the module "toolscript": every registered action a typed
+                      function, tools.NAMESPACE.name(params): Promise<result>,
+                      from its executor's input and output JSON Schemas
+                      (unknown where none is declared), its description as
+                      its doc comment
+  wasmgate-env.d.ts   what the script engine gives beyond the ES2023 library
+                      (a console; no DOM, no Node I/O)
+  tsconfig.json       the options 'wasmgate script' checks with (strict,
+                      ES2023), so that an editor autocompletes and checks the
+                      scripts in DIR the same way
+
+A tsconfig.json that wasmgate did not write is never overwritten.
+'wasmgate script --emit-types DIR' writes the same files.
+
+Flags:
+`
+
+func (e env) typesCmd(ctx context.Context, args []string) int {
+	fs := newFlagSet("types", e.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), typesUsage)
+		fs.PrintDefaults()
+	}
+	config := fs.String("config", "", "registry configuration (JSON) whose actions are declared (required)")
+	out := fs.String("out", ".", "directory the declarations are written into")
+	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
+	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return e.fail("types", &usageError{err.Error()})
+	}
+	switch {
+	case len(pos) > 0:
+		return e.fail("types", usagef("unexpected argument %q", pos[0]))
+	case *config == "":
+		return e.fail("types", usagef("--config FILE is required: its actions are what is declared"))
+	}
+	name, err := runtime.ParseEngineName(*engineName)
+	if err != nil {
+		return e.fail("types", usagef("--engine: %v", err))
+	}
+	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(*cache)))
+	if err != nil {
+		return e.fail("types", err)
+	}
+	defer engine.Close(ctx)
+	reg, err := e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
+		func(problem string) { fmt.Fprintf(e.stderr, "wasmgate types: warning: %s\n", problem) })
+	if err != nil {
+		return e.fail("types", err)
+	}
+	files, err := typeFiles(reg)
+	if err != nil {
+		return e.fail("types", usagef("%v", err))
+	}
+	if err := writeTypes(*out, files); err != nil {
+		return e.fail("types", err)
+	}
+	fmt.Fprintf(e.stderr, "wasmgate types: wrote %s, %s and %s in %s (%d actions)\n",
+		jstool.DeclarationsFile, jstool.EnvironmentFile, tsconfigFile, *out, len(reg.Actions()))
+	return exitSuccess
+}
+
+// actionTypes describes the registry's actions for the declarations.
+func actionTypes(reg *pipeline.Registry) []jstool.ActionType {
+	var types []jstool.ActionType
+	for _, a := range reg.Actions() {
+		m, _ := reg.ActionManifest(a)
+		types = append(types, jstool.ActionType{Action: a, Description: m.Description, InputSchema: m.InputSchema, OutputSchema: m.OutputSchema})
+	}
+	return types
+}
+
+// declarations are the two declaration files of a registry's scripts.
+func declarations(reg *pipeline.Registry) (map[string][]byte, error) {
+	decl, err := jstool.ToolscriptDeclarations(actionTypes(reg))
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{
+		jstool.DeclarationsFile: []byte(decl),
+		jstool.EnvironmentFile:  []byte(jstool.EnvironmentDeclarations),
+	}, nil
+}
+
+const tsconfigFile = "tsconfig.json"
+
+// tsconfigMarker begins every tsconfig.json wasmgate writes (tsconfig
+// files may hold comments): one without it is the user's, never replaced.
+const tsconfigMarker = "// Written by wasmgate types"
+
+// tsconfig is the editor's configuration for scripts beside the
+// declarations: the options the checker of 'wasmgate script' uses.
+var tsconfig = tsconfigMarker + ` from the registry: the options 'wasmgate script' type-checks with.
+{
+  "compilerOptions": {
+    "strict": true,
+    "noEmit": true,
+    "target": "ES2023",
+    "lib": ["ES2023"],
+    "module": "ESNext",
+    "moduleResolution": "bundler",
+    "types": [],
+    "skipLibCheck": true,
+    "allowImportingTsExtensions": true
+  },
+  "include": ["**/*.ts", "**/*.mts", "` + jstool.DeclarationsFile + `", "` + jstool.EnvironmentFile + `"]
+}
+`
+
+// typeFiles are the files of wasmgate types.
+func typeFiles(reg *pipeline.Registry) (map[string][]byte, error) {
+	files, err := declarations(reg)
+	if err != nil {
+		return nil, err
+	}
+	files[tsconfigFile] = []byte(tsconfig)
+	return files, nil
+}
+
+// writeTypes writes files into dir, refusing to replace a tsconfig.json
+// wasmgate did not write.
+func writeTypes(dir string, files map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	existing, err := os.ReadFile(filepath.Join(dir, tsconfigFile))
+	switch {
+	case err == nil && !bytes.HasPrefix(existing, []byte(tsconfigMarker)):
+		return usagef("%s exists and was not written by wasmgate: not replacing it (choose another --out, or add to it the \"paths\"/\"include\" of the declarations yourself)", filepath.Join(dir, tsconfigFile))
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// typeCheck checks script against the registry's declarations with the
+// TypeScript compiler, writing each error to the stderr as
+// FILE:LINE:COL: error TSCODE: MESSAGE. It reports whether the script
+// type-checks.
+func (e env) typeCheck(ctx context.Context, script string, reg *pipeline.Registry) (bool, error) {
+	decls, err := declarations(reg)
+	if err != nil {
+		return false, usagef("%v", err)
+	}
+	diags, err := tscheck.Default().Check(ctx, script, decls)
+	if err != nil {
+		return false, fmt.Errorf("type-checking %s (run with --no-check to skip it): %w", script, err)
+	}
+	for _, d := range diags {
+		fmt.Fprintln(e.stderr, d.String())
+	}
+	if len(diags) > 0 {
+		noun := "errors"
+		if len(diags) == 1 {
+			noun = "error"
+		}
+		fmt.Fprintf(e.stderr, "wasmgate script: %d type %s in %s: nothing was run (--no-check runs it unchecked)\n", len(diags), noun, script)
+	}
+	return len(diags) == 0, nil
+}
+
+// typed reports whether a script file is TypeScript, which is checked.
+func typed(file string) bool {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".ts", ".mts", ".cts":
+		return true
+	}
+	return false
+}
