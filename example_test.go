@@ -109,7 +109,7 @@ func ExampleWithAuditFile() {
 	if err != nil {
 		panic(err)
 	}
-	for _, payload := range []string{`{"text": "audited"}`, `{"text": 7}`, `not JSON`} {
+	for _, payload := range []string{`{"text": "audited"}`, `{"nope": 7}`, `not JSON`} {
 		if _, err := rt.Execute(ctx, wasmgate.ActionRequest{Action: "text.upper", Payload: json.RawMessage(payload)}); err != nil {
 			panic(err)
 		}

@@ -169,7 +169,7 @@ func TestReplayFixtures(t *testing.T) {
 		requests []request
 	}{
 		{"echo", []request{ok(`{"b":[1,2],"a":"x"}`), ok(`"just a string"`), ok(`null`)}},
-		{"upper", []request{ok(`{"text":"abc"}`), failed(`{"text":7}`, "EXECUTOR_EXCEPTION")}},
+		{"upper", []request{ok(`{"text":"abc"}`), failed(`{"nope":7}`, "EXECUTOR_EXCEPTION")}},
 		{"sum", []request{ok(`{"numbers":[1,2,3]}`), failed(`{"numbers":[1.5]}`, "EXECUTOR_EXCEPTION")}},
 		{"sort", []request{ok(`{"numbers":[3,1,2]}`), ok(`{"numbers":[]}`)}},
 		{"textstats", []request{ok(`{"text":"one two"}`), failed(`{"text":7}`, "EXECUTOR_EXCEPTION")}},
