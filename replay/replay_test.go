@@ -525,7 +525,7 @@ func TestReplayRealExecutors(t *testing.T) {
 			`math.sum {"numbers":[1,2,3]}`,
 			`math.sort {"numbers":[3,-1,2]}`,
 			`text.upper {"text":"replay"}`,
-			`text.upper {"text":7}`,
+			`text.upper {"nope":7}`,
 			`math.sum {"numbers":[1.5]}`,
 			`math.mul {"numbers":[2,3]}`,
 		),
