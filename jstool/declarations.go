@@ -461,10 +461,14 @@ func paren(t string) string {
 }
 
 // EnvironmentDeclarations declares what a script's engine gives it beyond
-// the ES2023 standard library: the console (and no DOM, no Node I/O: a
-// script that names them does not type-check).
+// the ES2023 standard library (docs/JAVASCRIPT.md): a console, timers on
+// the virtual clock, and the pure web built-ins (TextEncoder, TextDecoder,
+// URL, URLSearchParams, atob, btoa, structuredClone, queueMicrotask). No
+// DOM and no I/O: a script that names document, fetch, process or a Node
+// module does not type-check.
 const EnvironmentDeclarations = `// What wasmgate's script engine gives a script beyond the ES2023 standard
-// library: a console. No DOM, no Node I/O, no network.
+// library: a console, timers (on a virtual clock: a delay passes at once),
+// and the pure web built-ins. No DOM, no Node I/O, no network.
 declare global {
   interface Console {
     log(...data: unknown[]): void;
@@ -475,6 +479,60 @@ declare global {
     error(...data: unknown[]): void;
   }
   var console: Console;
+
+  function setTimeout(handler: (...args: any[]) => void, timeout?: number, ...args: any[]): number;
+  function clearTimeout(id: number | undefined): void;
+  function setInterval(handler: (...args: any[]) => void, timeout?: number, ...args: any[]): number;
+  function clearInterval(id: number | undefined): void;
+  function queueMicrotask(callback: () => void): void;
+  function structuredClone<T>(value: T): T;
+  function atob(data: string): string;
+  function btoa(data: string): string;
+
+  class TextEncoder {
+    readonly encoding: "utf-8";
+    encode(input?: string): Uint8Array;
+  }
+  class TextDecoder {
+    constructor(label?: string, options?: { fatal?: boolean; ignoreBOM?: boolean });
+    readonly encoding: string;
+    decode(input?: ArrayBuffer | ArrayBufferView, options?: { stream?: boolean }): string;
+  }
+  class URLSearchParams implements Iterable<[string, string]> {
+    constructor(init?: string | Record<string, string> | [string, string][] | URLSearchParams);
+    readonly size: number;
+    append(name: string, value: string): void;
+    delete(name: string, value?: string): void;
+    get(name: string): string | null;
+    getAll(name: string): string[];
+    has(name: string, value?: string): boolean;
+    set(name: string, value: string): void;
+    sort(): void;
+    toString(): string;
+    forEach(callback: (value: string, key: string, parent: URLSearchParams) => void): void;
+    entries(): IterableIterator<[string, string]>;
+    keys(): IterableIterator<string>;
+    values(): IterableIterator<string>;
+    [Symbol.iterator](): IterableIterator<[string, string]>;
+  }
+  class URL {
+    constructor(url: string | URL, base?: string | URL);
+    static canParse(url: string | URL, base?: string | URL): boolean;
+    hash: string;
+    host: string;
+    hostname: string;
+    href: string;
+    readonly origin: string;
+    password: string;
+    pathname: string;
+    port: string;
+    protocol: string;
+    search: string;
+    readonly searchParams: URLSearchParams;
+    username: string;
+    toString(): string;
+    toJSON(): string;
+  }
 }
 export {};
 `
