@@ -95,8 +95,12 @@ step "An async main() that rejects with no .catch ends it as in node: the error 
 expect 1 "$BIN" node --audit "$AUDIT" testdata/nodecli/rejected_main.js <<<'{"path":"/x"}'
 cat "$work/stderr"
 
-step "A TypeScript toolscript calling two registered executors, each call audited" "$BIN script testdata/scripts/combine.ts --config testdata/registry.json"
+step "A TypeScript toolscript calling two registered executors, type-checked by TypeScript 7 against the actions' schemas, each call audited" "$BIN script testdata/scripts/combine.ts --config testdata/registry.json"
 expect 0 "$BIN" script testdata/scripts/combine.ts --config testdata/registry.json --audit "$AUDIT"
+
+step "A type error in a tool call's params is reported before anything runs (exit 2, nothing audited)" "$BIN script testdata/scripts/typed_param_error.ts --config testdata/registry.json"
+expect 2 "$BIN" script testdata/scripts/typed_param_error.ts --config testdata/registry.json --audit "$AUDIT"
+cat "$work/stderr"
 
 # rep_session drives `wasmgate rep` as TraceMind's orchestrator does (REP
 # v0.1): Capabilities, StartRun with the plant-monitor IR that TraceMind's own
