@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -180,4 +181,45 @@ func TestServeMCP(t *testing.T) {
 	rep, err := audit.Verify(f)
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, rep.Records)
+}
+
+// An AI SDK tool with no manifest of its own is listed with the
+// description and the input schema it declares itself (zod, converted to
+// JSON Schema inside the sandbox when it was loaded), and the pipeline
+// enforces that schema.
+func TestMCPListsAnAISDKToolsOwnSchema(t *testing.T) {
+	// The fixture, beside its node_modules, with a manifest that says who
+	// it is and nothing of its schemas.
+	src, err := filepath.Abs(filepath.Join("..", "..", "jstool", "testdata", "tools", "ai"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	code, err := os.ReadFile(filepath.Join(src, "weather.ts"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "weather.ts"), code, 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(src, "node_modules"), filepath.Join(dir, "node_modules")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "weather.manifest.json"), []byte(`{"executor_id":"weather","version":"1.0.0","capabilities":[]}`), 0o644))
+	config := filepath.Join(dir, "registry.json")
+	require.NoError(t, os.WriteFile(config, []byte(`{
+  "executors": {"weather": {"js": "weather.ts", "tool": "weather"}},
+  "actions": {"weather.get": {"executor": "weather", "version": "^1.0.0"}}
+}`), 0o644))
+	cs, stderr := mcpConnect(t, "--config", config)
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err, stderr.String())
+	require.Len(t, res.Tools, 1)
+	tl := res.Tools[0]
+	assert.Equal(t, "weather.get", tl.Name)
+	assert.Equal(t, "Get the weather in a location", tl.Description)
+	schema, err := json.Marshal(tl.InputSchema)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+		"properties":{"location":{"type":"string","description":"The location"}},"required":["location"]}`, string(schema))
+
+	call, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "weather.get", Arguments: map[string]any{"location": 7}})
+	require.NoError(t, err)
+	assert.True(t, call.IsError)
+	assert.True(t, strings.HasPrefix(callText(call), "BLOCKED INPUT_SCHEMA_INVALID: payload does not match the input schema at /location"), callText(call))
+	call, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "weather.get", Arguments: map[string]any{"location": "Paris"}})
+	require.NoError(t, err)
+	assert.Equal(t, `{"location":"Paris","temperature":65}`, callText(call))
 }
