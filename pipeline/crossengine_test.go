@@ -87,7 +87,7 @@ func crossCases() []crossCase {
 		{"echo output limit", wasmFixture("echo.wasm"), runtime.Limits{MaxOutputBytes: 3}, []crossRequest{
 			overLimit(`{"a":1}`, pipeline.OutputTooLarge)}},
 		{"upper", wasmFixture("upper.wasm"), runtime.Limits{}, []crossRequest{
-			success(`{"text":"héllo \"q\" w"}`), failure(`{"text":5}`)}},
+			success(`{"text":"héllo \"q\" w"}`), failure(`{"nope":5}`)}},
 		{"sum", wasmFixture("sum.wasm"), runtime.Limits{}, []crossRequest{
 			success(`{"numbers":[1,-2,40]}`), failure(`{"numbers":[1.5]}`)}},
 		{"sort (C)", wasmFixture("sort.wasm"), runtime.Limits{MaxListItems: 10000}, []crossRequest{
