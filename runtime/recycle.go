@@ -44,10 +44,16 @@ import (
 //     returned normally (a result, or the guest's own error status): never
 //     after a trap, an interruption (time), exhausted fuel, a refused
 //     memory.grow, or memory that grew. Such an instance is closed.
-//   - Reset copies the memory image the module had right after
-//     instantiation back over the whole memory, and sets every mutable
-//     global to its value right after instantiation. Memory that did not
-//     grow has the image's size, so the copy covers every byte.
+//   - Reset returns memory to its image and sets every mutable global to
+//     its value right after instantiation (and, from a snapshot, after the
+//     snapshot's restore). For a module's own initial state the image is
+//     the memory right after instantiation, copied back whole (a page or
+//     two for the executors this is for). From a snapshot, the instance
+//     maps the snapshot's image copy-on-write, and only the pages holding
+//     a private copy, which /proc/self/pagemap names (dirtyPages), get the
+//     image's bytes back: the cost follows what executions wrote, not the
+//     memory's size. Memory that did not grow has the image's size, so
+//     every byte is covered either way.
 //
 // The differential test (recycle_test.go) runs random sequences of
 // executions on recycled and on fresh instances and requires identical
