@@ -47,6 +47,8 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/bench/internal/report"
+
+	"github.com/wasmgate/wasmgate/bench/internal/serveproc"
 )
 
 const (
@@ -92,7 +94,7 @@ func main() {
 type variant struct {
 	name    string
 	durable bool
-	srv     *server
+	srv     *serveproc.Server
 	calls   int // warm-up included
 	errors  int
 	first   string
@@ -138,11 +140,11 @@ func run(ctx context.Context, o options, w io.Writer) (float64, error) {
 		if v.durable {
 			args = append(args, "--audit", auditPath)
 		}
-		v.srv, err = startServer(ctx, bin, args)
+		v.srv, err = serveproc.Start(ctx, bin, args)
 		if err != nil {
 			return 0, err
 		}
-		defer v.srv.stop()
+		defer v.srv.Stop()
 	}
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{
 		MaxIdleConns: 2 * o.clients, MaxIdleConnsPerHost: o.clients, IdleConnTimeout: time.Minute, DisableCompression: true,
@@ -151,7 +153,7 @@ func run(ctx context.Context, o options, w io.Writer) (float64, error) {
 		if o.warmup == 0 {
 			break
 		}
-		n, errs, first := drive(ctx, client, v.srv.url, o.clients, 0, o.warmup*o.clients)
+		n, errs, first := drive(ctx, client, v.srv.URL, o.clients, 0, o.warmup*o.clients)
 		v.calls += n
 		if errs > 0 {
 			return 0, fmt.Errorf("%s: the warm-up failed: %s", v.name, first)
@@ -166,12 +168,12 @@ func run(ctx context.Context, o options, w io.Writer) (float64, error) {
 		for _, v := range order {
 			var p *perfRun
 			if perfOK && v.durable {
-				if p, err = startPerf(ctx, v.srv.cmd.Process.Pid); err != nil {
+				if p, err = startPerf(ctx, v.srv.Cmd.Process.Pid); err != nil {
 					return 0, err
 				}
 			}
 			start := time.Now()
-			n, errs, first := drive(ctx, client, v.srv.url, o.clients, o.duration, 0)
+			n, errs, first := drive(ctx, client, v.srv.URL, o.clients, o.duration, 0)
 			elapsed := time.Since(start)
 			if p != nil {
 				syncs, writes, err := p.stop()
@@ -197,7 +199,7 @@ func run(ctx context.Context, o options, w io.Writer) (float64, error) {
 			return 0, fmt.Errorf("%s: %d errors, the first: %s", v.name, v.errors, v.first)
 		}
 	}
-	if err := durable.srv.stop(); err != nil {
+	if err := durable.srv.Stop(); err != nil {
 		return 0, err
 	}
 	if err := checkLog(ctx, bin, auditPath, durable.calls); err != nil {
@@ -397,92 +399,4 @@ func (p *perfRun) stop() (syncs, writes int64, err error) {
 		return 0, 0, fmt.Errorf("perf stat gave no counts: %s", p.out.String())
 	}
 	return syncs, writes, nil
-}
-
-// server is a `wasmgate serve` started for the benchmark.
-type server struct {
-	url    string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	once   sync.Once
-	err    error
-
-	mu   sync.Mutex
-	tail []string
-}
-
-// startServer starts bin with args and returns once it listens.
-func startServer(ctx context.Context, bin string, args []string) (*server, error) {
-	s := &server{exited: make(chan struct{})}
-	s.cmd = exec.CommandContext(ctx, bin, args...)
-	stderr, err := s.cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
-	listening := make(chan string, 1)
-	go func() {
-		defer close(s.exited)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		found := false
-		// The server logs every request: read it all, or it blocks.
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.tail = append(s.tail, line)
-			if len(s.tail) > 20 {
-				s.tail = s.tail[1:]
-			}
-			s.mu.Unlock()
-			if found || !strings.Contains(line, `"msg":"listening"`) {
-				continue
-			}
-			var rec struct{ URL string }
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.URL != "" {
-				found = true
-				listening <- rec.URL
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		_ = s.cmd.Wait()
-	}()
-	select {
-	case s.url = <-listening:
-		return s, nil
-	case <-s.exited:
-		return nil, fmt.Errorf("wasmgate serve exited before listening: %s", s.log())
-	case <-time.After(time.Minute):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-		return nil, fmt.Errorf("wasmgate serve did not listen within a minute: %s", s.log())
-	}
-}
-
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.tail, "\n")
-}
-
-// stop stops the server with SIGTERM, once, and reports an exit other than
-// 0.
-func (s *server) stop() error {
-	s.once.Do(func() {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.exited:
-		case <-time.After(time.Minute):
-			_ = s.cmd.Process.Kill()
-			<-s.exited
-			s.err = fmt.Errorf("wasmgate serve did not stop within a minute of SIGTERM: %s", s.log())
-			return
-		}
-		if code := s.cmd.ProcessState.ExitCode(); code != 0 {
-			s.err = fmt.Errorf("wasmgate serve exited %d: %s", code, s.log())
-		}
-	})
-	return s.err
 }

@@ -24,7 +24,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -42,13 +41,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
+
+	"github.com/wasmgate/wasmgate/bench/internal/serveproc"
 )
 
 const (
@@ -151,10 +151,10 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			closeIn()
 			return err
 		}
-		over := overHTTP(srv.url, o.clients, kind)
+		over := overHTTP(srv.URL, o.clients, kind)
 		err = measure(ctx, o, in, over)
 		closeIn()
-		if stopErr := srv.stop(); err == nil {
+		if stopErr := srv.Stop(); err == nil {
 			err = stopErr
 		}
 		if err != nil {
@@ -417,15 +417,11 @@ func checkAuditCount(path string, l *load) error {
 	return nil
 }
 
-// server is a `wasmgate serve` started for the load test.
+// server is a `wasmgate serve` under load, with the audit log it writes
+// (empty when it writes none).
 type server struct {
-	url       string
+	*serveproc.Server
 	auditPath string
-	cmd       *exec.Cmd
-	exited    chan struct{}
-
-	mu   sync.Mutex
-	tail []string // its last log lines, for errors
 }
 
 // startServer starts the binary bin serving store on a loopback port, with
@@ -433,81 +429,14 @@ type server struct {
 func startServer(ctx context.Context, bin, store string, kind auditKind, tmp string, clients int) (*server, error) {
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--tools-dir", store, "--log-format", "json",
 		"--max-concurrency", strconv.Itoa(clients), "--cache-dir", filepath.Join(tmp, "cache")}
-	s := &server{exited: make(chan struct{})}
+	s := &server{}
 	if kind.durable {
 		s.auditPath = filepath.Join(tmp, "serve.jsonl")
 		args = append(args, "--audit", s.auditPath)
 	}
-	s.cmd = exec.CommandContext(ctx, bin, args...)
-	stderr, err := s.cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
-	listening := make(chan string, 1)
-	go func() {
-		defer close(s.exited)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		// The server logs every request: read it all, or it blocks.
-		found := false
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.tail = append(s.tail, line)
-			if len(s.tail) > 20 {
-				s.tail = s.tail[1:]
-			}
-			s.mu.Unlock()
-			if found || !strings.Contains(line, `"msg":"listening"`) {
-				continue
-			}
-			var rec struct{ URL string }
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.URL != "" {
-				found = true
-				listening <- rec.URL
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		_ = s.cmd.Wait()
-	}()
-	select {
-	case s.url = <-listening:
-		return s, nil
-	case <-s.exited:
-		return nil, fmt.Errorf("wasmgate serve exited before listening: %s", s.log())
-	case <-time.After(time.Minute):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-		return nil, fmt.Errorf("wasmgate serve did not listen within a minute: %s", s.log())
-	}
-}
-
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.tail, "\n")
-}
-
-// stop stops the server as an operator would, with SIGTERM, and reports an
-// exit other than 0.
-func (s *server) stop() error {
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return err
-	}
-	select {
-	case <-s.exited:
-	case <-time.After(time.Minute):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-		return fmt.Errorf("wasmgate serve did not stop within a minute of SIGTERM: %s", s.log())
-	}
-	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
-		return fmt.Errorf("wasmgate serve exited %d: %s", code, s.log())
-	}
-	return nil
+	var err error
+	s.Server, err = serveproc.Start(ctx, bin, args)
+	return s, err
 }
 
 // printTable prints the loads in pairs (in-process, then HTTP) per audit
