@@ -38,7 +38,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -206,7 +205,7 @@ func run(ctx context.Context, o options, w io.Writer) (float64, error) {
 		return 0, err
 	}
 
-	med := median(ratios)
+	med := report.Median(ratios)
 	fmt.Fprintf(w, "Machine: %s, %d CPUs (GOMAXPROCS %d), %s/%s, %s. `wasmgate serve --config testdata/registry.json`, %s on %s, %d keep-alive clients; %d rounds of %s per server, the order alternating.\n\n",
 		report.CPUModel(), goruntime.NumCPU(), goruntime.GOMAXPROCS(0), goruntime.GOOS, goruntime.GOARCH, goruntime.Version(),
 		action, input, o.clients, o.rounds, o.duration)
@@ -215,7 +214,7 @@ func run(ctx context.Context, o options, w io.Writer) (float64, error) {
 	for r, ratio := range ratios {
 		fmt.Fprintf(w, "| %d | %s | %s | %.2fx |\n", r+1, report.Thousands(int64(durable.rates[r])), report.Thousands(int64(none.rates[r])), ratio)
 	}
-	fmt.Fprintf(w, "| median | %s | %s | **%.2fx** |\n\n", report.Thousands(int64(median(durable.rates))), report.Thousands(int64(median(none.rates))), med)
+	fmt.Fprintf(w, "| median | %s | %s | **%.2fx** |\n\n", report.Thousands(int64(report.Median(durable.rates))), report.Thousands(int64(report.Median(none.rates))), med)
 	if durable.perfRounds > 0 && durable.syncs > 0 {
 		fmt.Fprintf(w, "Durable server, measured rounds (perf): %s records, %s fsync/fdatasync, %s writes: %.1f records per fsync, %.1f per write (writes include the server's request log on stderr).\n",
 			report.Thousands(durable.perfRecords), report.Thousands(durable.syncs), report.Thousands(durable.writes),
@@ -239,18 +238,6 @@ func formatRatios(rs []float64) string {
 		s[i] = fmt.Sprintf("%.2f", r)
 	}
 	return strings.Join(s, ", ")
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // drive runs clients goroutines calling the server at url for d (no bound

@@ -46,7 +46,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -669,39 +668,27 @@ func procCPU(pid int) float64 {
 // clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
 const clockTicks = 100
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func medianInt(xs []int64) int64 {
 	f := make([]float64, len(xs))
 	for i, x := range xs {
 		f[i] = float64(x)
 	}
-	return int64(median(f))
+	return int64(report.Median(f))
 }
 
 func printThroughput(o options, vs []*thrVariant) {
 	fmt.Printf("\n### Throughput, %d concurrent callers (%d rounds × %v per variant, interleaved; medians of the rounds)\n\n", o.clients, o.rounds, o.duration)
 	fmt.Println("| variant | requests/s | ratio to in-process (file audit) | requests/s per worker | audit records stored/s | audit publishes refused per round (stored) | CPU ms per request: workers / NATS server / caller process |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---|")
-	base := median(vs[0].reqs)
+	base := report.Median(vs[0].reqs)
 	for _, v := range vs {
-		rps := median(v.reqs)
-		perWorker, recs, refused, cpuCol := "—", "—", "—", fmt.Sprintf("— / — / %.3f", median(v.benchCPU)*1000)
+		rps := report.Median(v.reqs)
+		perWorker, recs, refused, cpuCol := "—", "—", "—", fmt.Sprintf("— / — / %.3f", report.Median(v.benchCPU)*1000)
 		if v.conn != nil {
 			perWorker = report.Thousands(int64(rps / float64(v.workers)))
-			recs = report.Thousands(int64(median(v.records)))
+			recs = report.Thousands(int64(report.Median(v.records)))
 			refused = fmt.Sprintf("%s (%s)", report.Thousands(medianInt(v.rejected)), report.Thousands(medianInt(v.stored)))
-			cpuCol = fmt.Sprintf("%.3f / %.3f / %.3f", median(v.workCPU)*1000, median(v.srvCPU)*1000, median(v.benchCPU)*1000)
+			cpuCol = fmt.Sprintf("%.3f / %.3f / %.3f", report.Median(v.workCPU)*1000, report.Median(v.srvCPU)*1000, report.Median(v.benchCPU)*1000)
 		}
 		fmt.Printf("| %s | %s | %.2fx | %s | %s | %s | %s |\n", v.name, report.Thousands(int64(rps)), rps/base, perWorker, recs, refused, cpuCol)
 	}

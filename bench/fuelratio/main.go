@@ -166,7 +166,7 @@ func run(goCmd, bin, set string, rounds int, benchtime time.Duration) error {
 				}
 				setups = append(setups, s.cpu-s.wallOp)
 			}
-			w.setup[v] = median(setups)
+			w.setup[v] = report.Median(setups)
 		}
 	}
 	for r := range rounds {
@@ -237,16 +237,6 @@ func ratios(of map[string][]float64, variant, baseline string) []float64 {
 	return rs
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 func printResults(ws []*workload, set string, rounds int, benchtime time.Duration) {
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("\nMachine: %s, %d CPUs, %s/%s, %s (load average %s); set %s; %d interleaved rounds of about %s per variant, each in a process of its own.\n\n",
@@ -256,7 +246,7 @@ func printResults(ws []*workload, set string, rounds int, benchtime time.Duratio
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---|---:|---|")
 	for _, w := range ws {
 		fmt.Printf("| %s | %s | %s | %s | %s | 1.00x | 1.00x | | | |\n", w.what, w.baseline,
-			report.Thousands(int64(median(w.wall[w.baseline]))), report.Thousands(int64(median(w.cpu[w.baseline]))),
+			report.Thousands(int64(report.Median(w.wall[w.baseline]))), report.Thousands(int64(report.Median(w.cpu[w.baseline]))),
 			report.Thousands(int64(w.byteOp[w.baseline])))
 		for _, v := range w.variants {
 			cr := ratios(w.cpu, v, w.baseline)
@@ -264,13 +254,13 @@ func printResults(ws []*workload, set string, rounds int, benchtime time.Duratio
 			if v == w.variants[0] {
 				target = fmt.Sprintf("≤ %.1fx", w.target)
 				met = "no"
-				if median(cr) <= w.target {
+				if report.Median(cr) <= w.target {
 					met = "yes"
 				}
 			}
 			fmt.Printf("| %s | %s | %s | %s | %s | %.2fx | **%.2fx** | %.2f–%.2f | %s | %s |\n", w.what, v,
-				report.Thousands(int64(median(w.wall[v]))), report.Thousands(int64(median(w.cpu[v]))),
-				report.Thousands(int64(w.byteOp[v])), median(ratios(w.wall, v, w.baseline)), median(cr),
+				report.Thousands(int64(report.Median(w.wall[v]))), report.Thousands(int64(report.Median(w.cpu[v]))),
+				report.Thousands(int64(w.byteOp[v])), report.Median(ratios(w.wall, v, w.baseline)), report.Median(cr),
 				slices.Min(cr), slices.Max(cr), target, met)
 		}
 	}
@@ -297,7 +287,7 @@ func printResults(ws []*workload, set string, rounds int, benchtime time.Duratio
 			if v != w.variants[0] {
 				name += "-" + v
 			}
-			fmt.Printf("%s %.2f\n", name, median(ratios(w.cpu, v, w.baseline)))
+			fmt.Printf("%s %.2f\n", name, report.Median(ratios(w.cpu, v, w.baseline)))
 		}
 		if w.bytes != "" {
 			fmt.Printf("%s %.0f\n", w.bytes, w.byteOp[w.variants[0]])

@@ -45,6 +45,8 @@ import (
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
+
+	"github.com/wasmgate/wasmgate/bench/internal/report"
 )
 
 func main() {
@@ -209,10 +211,10 @@ func run(rounds, n, jsN int, lines bool) error {
 	jsRatio := medianRatio(js.p50s, vm.p50s)
 	if lines {
 		fmt.Printf("wasm-pipeline-vs-native %.2f\n", pipeRatio)
-		fmt.Printf("wasm-pipeline-bytes %.0f\n", median(rec.bytes))
-		fmt.Printf("wasm-pipeline-schema-bytes %.0f\n", median(recS.bytes))
+		fmt.Printf("wasm-pipeline-bytes %.0f\n", report.Median(rec.bytes))
+		fmt.Printf("wasm-pipeline-schema-bytes %.0f\n", report.Median(recS.bytes))
 		fmt.Printf("js-snapshot-vs-node-vm %.2f\n", jsRatio)
-		fmt.Printf("js-snapshot-bytes %.0f\n", median(js.bytes))
+		fmt.Printf("js-snapshot-bytes %.0f\n", report.Median(js.bytes))
 		return nil
 	}
 	fmt.Printf("%d rounds, GOMAXPROCS %d, %s/%s\n\n", rounds, goruntime.GOMAXPROCS(0), goruntime.GOOS, goruntime.GOARCH)
@@ -221,7 +223,7 @@ func run(rounds, n, jsN int, lines bool) error {
 	row := func(v, base *variant) {
 		kb := "-"
 		if len(v.bytes) > 0 {
-			kb = fmt.Sprintf("%.1f", median(v.bytes)/1024)
+			kb = fmt.Sprintf("%.1f", report.Median(v.bytes)/1024)
 		}
 		fmt.Printf("| %s | %s | %s | %.2fx |\n", v.name, medianDuration(v.p50s), kb, medianRatio(v.p50s, base.p50s))
 	}
@@ -361,15 +363,6 @@ func nodeVM() (round func(n int) (time.Duration, error), stop func(), err error)
 	return round, stop, nil
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
-}
-
 func medianDuration(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
@@ -382,5 +375,5 @@ func medianRatio(a, b []time.Duration) float64 {
 	for i := range a {
 		r[i] = float64(a[i]) / float64(b[i])
 	}
-	return median(r)
+	return report.Median(r)
 }

@@ -162,7 +162,7 @@ func run(o options) error {
 		}
 	}
 	if o.line {
-		fmt.Printf("warm-start-vs-node %.2f\n", median(ratios))
+		fmt.Printf("warm-start-vs-node %.2f\n", report.Median(ratios))
 		return nil
 	}
 	fmt.Printf("%s; %d interleaved rounds; tool %s, input %s\n\n", report.CPUModel(), o.n, o.tool, input)
@@ -172,17 +172,17 @@ func run(o options) error {
 		ratio := "1.00x"
 		switch i {
 		case 0:
-			ratio = fmt.Sprintf("**%.2fx** (%.2f–%.2f)", median(ratios), slices.Min(ratios), slices.Max(ratios))
+			ratio = fmt.Sprintf("**%.2fx** (%.2f–%.2f)", report.Median(ratios), slices.Min(ratios), slices.Max(ratios))
 		case 2:
-			ratio = fmt.Sprintf("%.2fx (%.2f–%.2f)", median(baseRatios), slices.Min(baseRatios), slices.Max(baseRatios))
+			ratio = fmt.Sprintf("%.2fx (%.2f–%.2f)", report.Median(baseRatios), slices.Min(baseRatios), slices.Max(baseRatios))
 		}
 		fmt.Printf("| %s | %d | %.1f | %.1f | %.1f | %s | %.1f |\n", v.name, len(v.times), ms(report.Percentile(v.times, 50)), ms(slices.Min(v.times)), ms(slices.Max(v.times)), ratio, ms(report.Percentile(v.cpu, 50)))
 	}
 	met := "met"
-	if median(ratios) > 1 {
+	if report.Median(ratios) > 1 {
 		met = "not met"
 	}
-	fmt.Printf("\nTarget: wasmgate / node ≤ 1.00x: %s (%.2fx).\n", met, median(ratios))
+	fmt.Printf("\nTarget: wasmgate / node ≤ 1.00x: %s (%.2fx).\n", met, report.Median(ratios))
 	return nil
 }
 
@@ -224,15 +224,6 @@ func resultOutput(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

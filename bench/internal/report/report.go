@@ -69,3 +69,17 @@ func ProcField(file, key string) (string, bool) {
 	}
 	return "", false
 }
+
+// Median is the median of xs (the mean of the middle two for an even
+// count), 0 for none. xs is not changed.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
