@@ -46,3 +46,11 @@ func TestThousands(t *testing.T) {
 	}
 	assert.Equal(t, "1,500", Micros(1500*time.Microsecond))
 }
+
+func TestMedian(t *testing.T) {
+	xs := []float64{3, 1, 2}
+	assert.Equal(t, 2.0, Median(xs))
+	assert.Equal(t, []float64{3, 1, 2}, xs, "the input is not sorted in place")
+	assert.Equal(t, 2.5, Median([]float64{4, 1, 3, 2}))
+	assert.Equal(t, 0.0, Median(nil))
+}
