@@ -280,22 +280,12 @@ func drive(ctx context.Context, client *http.Client, url string, clients int, d 
 }
 
 func call(ctx context.Context, client *http.Client, url string, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/execute-tool", bytes.NewReader(body))
+	status, b, err := serveproc.ExecuteTool(ctx, client, url, body)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+	if status != http.StatusOK {
+		return fmt.Errorf("HTTP %d: %s", status, bytes.TrimSpace(b))
 	}
 	var r struct {
 		Success bool            `json:"success"`

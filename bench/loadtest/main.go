@@ -272,21 +272,11 @@ func overHTTP(url string, clients int, kind auditKind) *load {
 	body := []byte(`{"packageName":"` + packageName + `","version":"` + version + `","name":"` + toolName + `","params":` + trimInput + `}`)
 	want := []byte(trimOutput)
 	call := func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/execute-tool", bytes.NewReader(body))
+		status, b, err := serveproc.ExecuteTool(ctx, client, url, body)
 		if err != nil {
 			return err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		return checkReply(resp.StatusCode, b, want)
+		return checkReply(status, b, want)
 	}
 	return &load{path: "HTTP via `wasmgate serve`", audit: kind.name, call: call}
 }

@@ -5,10 +5,12 @@ package serveproc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os/exec"
 	"strings"
 	"sync"
@@ -111,4 +113,21 @@ func (s *Server) Stop() error {
 		}
 	})
 	return s.err
+}
+
+// ExecuteTool posts body to url's /execute-tool as JSON and returns the
+// reply's status and body.
+func ExecuteTool(ctx context.Context, client *http.Client, url string, body []byte) (status int, reply []byte, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/execute-tool", bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	reply, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, reply, err
 }
