@@ -9,13 +9,15 @@ import (
 	"strings"
 )
 
-// List returns every package in the store, sorted by name, and for each
+// Listed names a package in the store: its name and exact version.
+type Listed struct{ Name, Version string }
+
+// Latest names every package in the store, sorted by name, and for each
 // name only its highest version (by semver precedence of its release
-// numbers). Entries that are not packages (the spec records, an Add in
-// progress) are skipped; a damaged entry is an error naming it.
-//
-// An empty or missing store lists nothing.
-func (s Store) List() ([]*Installed, error) {
+// numbers), without reading them (Load reads one). Entries that are not
+// packages (the spec records, an Add in progress) are skipped. An empty or
+// missing store names nothing.
+func (s Store) Latest() ([]Listed, error) {
 	entries, err := os.ReadDir(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -41,24 +43,17 @@ func (s Store) List() ([]*Installed, error) {
 			latest[name] = version
 		}
 	}
-	names := make([]string, 0, len(latest))
-	for n := range latest {
-		names = append(names, n)
+	out := make([]Listed, 0, len(latest))
+	for n, v := range latest {
+		out = append(out, Listed{n, v})
 	}
-	sort.Strings(names)
-	out := make([]*Installed, 0, len(names))
-	for _, n := range names {
-		inst, err := s.load(n, latest[n])
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // an entry without its bundle is not a package
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, inst)
-	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
+
+// Load reads the package l names (an error matching fs.ErrNotExist when it
+// is not, or no longer, in the store).
+func (s Store) Load(l Listed) (*Installed, error) { return s.load(l.Name, l.Version) }
 
 // newerVersion reports whether exact version a is higher than b: higher
 // release numbers, or the same ones without a prerelease where b has one.

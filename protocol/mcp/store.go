@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"sync"
 
@@ -54,21 +55,28 @@ type storeCatalog struct {
 }
 
 func (c *storeCatalog) list(ctx context.Context) ([]Tool, error) {
-	pkgs, err := c.cfg.Store.List()
+	// Only the names: a package is read and loaded once per version.
+	pkgs, err := c.cfg.Store.Latest()
 	if err != nil {
 		return nil, fmt.Errorf("tool store %s: %w", c.cfg.Store.Dir, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var tools []Tool
-	for _, inst := range pkgs {
-		if c.cfg.Allow != nil && !c.cfg.Allow(inst.Name) {
+	for _, l := range pkgs {
+		if c.cfg.Allow != nil && !c.cfg.Allow(l.Name) {
 			continue
 		}
-		key := inst.Name + "@" + inst.Version
+		key := l.Name + "@" + l.Version
 		ts, ok := c.loaded[key]
 		if !ok {
-			ts, err = c.load(ctx, inst)
+			inst, err := c.cfg.Store.Load(l)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // not (yet) a complete package
+			}
+			if err == nil {
+				ts, err = c.load(ctx, inst)
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
