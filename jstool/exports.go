@@ -3,46 +3,28 @@ package jstool
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
-// ToolExports lists the names under which bundle b holds tools, sorted:
-// each named export that loads as a tool (an object with execute, or a
-// factory), each property of the default export that does (a CommonJS
+// ToolExports lists, sorted, the names under which bundle b may hold tools:
+// each named export whose value has an execute function or is a function
+// (a factory), each such property of the default export (a CommonJS
 // package's module.exports = {tool, ...}), and "default" when the default
-// export is itself a tool (a package that is one tool). These are names a
-// call's Export resolves, and each is confirmed by loading it in the
-// sandbox on engine, as a call would.
+// export itself has execute (a package that is one tool). These are names
+// a call's Export resolves. The module is evaluated in the sandbox on
+// engine to find them; loading a name as a tool (Load) is what confirms it
+// (a class, say, is a function but not a tool).
 //
 // # Errors
 //
 // A bundle that does not bundle again or whose listing fails; the engine's
 // errors (ErrNoEngine, an *AdmissionError).
 func ToolExports(ctx context.Context, engine runtime.Engine, b Bundle) ([]string, error) {
-	names, err := exportNames(ctx, engine, b)
-	if err != nil {
-		return nil, err
-	}
-	var tools []string
-	for _, name := range names {
-		_, err := Load(ctx, engine, Spec{Bundle: b, Export: name, Manifest: runtime.Manifest{ExecutorID: "probe", Version: "0.0.0"}})
-		switch {
-		case err == nil:
-			tools = append(tools, name)
-		case errors.Is(err, runtime.ErrNotAdmitted):
-			// Not a tool.
-		default:
-			return nil, err
-		}
-	}
-	sort.Strings(tools)
-	return tools, nil
+	return exportNames(ctx, engine, b)
 }
 
 // probeModule is the name the probe script imports the bundle as.

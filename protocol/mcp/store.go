@@ -101,7 +101,9 @@ func (c *storeCatalog) load(ctx context.Context, inst *jstool.Installed) ([]Tool
 	for _, export := range exports {
 		e, err := pipeline.LoadExecutor(ctx, c.cfg.Engine, pipeline.ExecutorSource{Package: exact, Tool: export, ToolsDir: c.cfg.Store.Dir})
 		if errors.Is(err, runtime.ErrNotAdmitted) {
-			c.cfg.Logger.Warn("mcp: tool not offered", "package", exact, "export", export, "error", err)
+			// A function that is not a tool (a class), or one that does
+			// not load.
+			c.cfg.Logger.Info("mcp: export not offered as a tool", "package", exact, "export", export, "error", err)
 			continue
 		}
 		if err != nil {
