@@ -112,9 +112,21 @@ const (
 // as l says; the ones that exist are left as they are (the first command
 // to reach a deployment lays it out; change a layout with the nats CLI).
 // Workers, fronts and publish all call it.
+//
+// Each attempt is bounded by setupAttempt: a request sent while a new
+// cluster elects its meta leader may never be answered, and an attempt
+// that waited on it for all of ctx would leave no time to ask again.
 func (c *Conn) Setup(ctx context.Context, l Layout) error {
-	return retryUnavailable(ctx, func() error { return c.setup(ctx, l) })
+	return retryUnavailable(ctx, func() error {
+		actx, cancel := context.WithTimeout(ctx, setupAttempt)
+		defer cancel()
+		return c.setup(actx, l)
+	})
 }
+
+// setupAttempt bounds one attempt of Setup: creating four replicated
+// streams on a loaded machine takes a few seconds at worst.
+const setupAttempt = 10 * time.Second
 
 func (c *Conn) setup(ctx context.Context, l Layout) error {
 	if l.Replicas <= 0 {
