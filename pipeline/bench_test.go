@@ -3,36 +3,15 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/nativesum"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
-
-// nativeSum is the sum executor written in Go: the baseline the Wasm
-// executor (testdata/sum.wasm, the same logic in WAT) is measured against
-// through the same pipeline.
-type nativeSum struct{ manifest runtime.Manifest }
-
-func (n nativeSum) Manifest() runtime.Manifest { return n.manifest }
-func (n nativeSum) ModuleDigest() string       { return audit.Digest([]byte("native sum")) }
-func (n nativeSum) Execute(_ context.Context, in runtime.Input) (runtime.Outcome, error) {
-	var req struct {
-		Numbers []int64 `json:"numbers"`
-	}
-	if err := json.Unmarshal(in.Bytes, &req); err != nil {
-		return runtime.Outcome{Kind: runtime.Failed, Message: err.Error()}, nil
-	}
-	var sum int64
-	for _, v := range req.Numbers {
-		sum += v
-	}
-	return runtime.Outcome{Kind: runtime.Completed, Output: fmt.Appendf(nil, `{"sum":%d}`, sum)}, nil
-}
 
 func benchPipelines(b *testing.B, engineName runtime.EngineName, sink audit.Sink) (native, wasm *pipeline.Pipeline) {
 	return benchPipelinesWith(b, runtime.NewConfig().WithEngine(engineName), sink)
@@ -64,7 +43,7 @@ func benchPipelinesWith(b *testing.B, cfg runtime.Config, sink audit.Sink) (nati
 		}
 		return pipeline.New(reg, sink)
 	}
-	return build(nativeSum{manifest: we.Manifest()}), build(we)
+	return build(nativesum.New(we.Manifest())), build(we)
 }
 
 var benchRequest = pipeline.ActionRequest{
@@ -153,7 +132,7 @@ func BenchmarkExecutorOnly(b *testing.B) {
 	for _, e := range []struct {
 		name string
 		exec pipeline.Executor
-	}{{"native", nativeSum{manifest: we.Manifest()}}, {"wasm-wazero", we}} {
+	}{{"native", nativesum.New(we.Manifest())}, {"wasm-wazero", we}} {
 		b.Run(e.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -42,11 +42,11 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/bench/internal/report"
+	"github.com/wasmgate/wasmgate/internal/nativesum"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
-
-	"github.com/wasmgate/wasmgate/bench/internal/report"
 )
 
 func main() {
@@ -59,25 +59,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "recycling:", err)
 		os.Exit(1)
 	}
-}
-
-// nativeSum is testdata/sum.wasm's logic in Go.
-type nativeSum struct{ manifest runtime.Manifest }
-
-func (n nativeSum) Manifest() runtime.Manifest { return n.manifest }
-func (n nativeSum) ModuleDigest() string       { return audit.Digest([]byte("native sum")) }
-func (n nativeSum) Execute(_ context.Context, in runtime.Input) (runtime.Outcome, error) {
-	var req struct {
-		Numbers []int64 `json:"numbers"`
-	}
-	if err := json.Unmarshal(in.Bytes, &req); err != nil {
-		return runtime.Outcome{Kind: runtime.Failed, Message: err.Error()}, nil
-	}
-	var sum int64
-	for _, v := range req.Numbers {
-		sum += v
-	}
-	return runtime.Outcome{Kind: runtime.Completed, Output: fmt.Appendf(nil, `{"sum":%d}`, sum)}, nil
 }
 
 // schemaless is an executor with its manifest's schemas left out: the
@@ -266,7 +247,7 @@ func pipelines(ctx context.Context, engine, fresh runtime.Engine, schemas bool) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if native, err = build(nativeSum{manifest: we.Manifest()}); err != nil {
+	if native, err = build(nativesum.New(we.Manifest())); err != nil {
 		return nil, nil, nil, err
 	}
 	if wasm, err = build(we); err != nil {

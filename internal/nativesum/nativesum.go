@@ -1,0 +1,37 @@
+// Package nativesum is testdata/sum.wasm's logic written in Go: the native
+// executor the benchmarks measure the Wasm one against, through the same
+// pipeline.
+package nativesum
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// Executor sums {"numbers":[...]} into {"sum":N}.
+type Executor struct{ manifest runtime.Manifest }
+
+// New returns the executor under manifest m (the Wasm executor's, so that
+// both pass the same checks).
+func New(m runtime.Manifest) Executor { return Executor{manifest: m} }
+
+func (e Executor) Manifest() runtime.Manifest { return e.manifest }
+func (e Executor) ModuleDigest() string       { return audit.Digest([]byte("native sum")) }
+
+func (e Executor) Execute(_ context.Context, in runtime.Input) (runtime.Outcome, error) {
+	var req struct {
+		Numbers []int64 `json:"numbers"`
+	}
+	if err := json.Unmarshal(in.Bytes, &req); err != nil {
+		return runtime.Outcome{Kind: runtime.Failed, Message: err.Error()}, nil
+	}
+	var sum int64
+	for _, v := range req.Numbers {
+		sum += v
+	}
+	return runtime.Outcome{Kind: runtime.Completed, Output: fmt.Appendf(nil, `{"sum":%d}`, sum)}, nil
+}

@@ -1,0 +1,24 @@
+package nativesum
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+func TestExecute(t *testing.T) {
+	e := New(runtime.Manifest{})
+	out, err := e.Execute(context.Background(), runtime.Input{Bytes: []byte(`{"numbers":[1,2,-4,10]}`)})
+	require.NoError(t, err)
+	assert.Equal(t, runtime.Completed, out.Kind)
+	assert.Equal(t, `{"sum":9}`, string(out.Output))
+
+	out, err = e.Execute(context.Background(), runtime.Input{Bytes: []byte(`{"numbers":["1"]}`)})
+	require.NoError(t, err)
+	assert.Equal(t, runtime.Failed, out.Kind)
+	assert.Contains(t, out.Message, "cannot unmarshal string")
+}
