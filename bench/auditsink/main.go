@@ -45,8 +45,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
-
 	"github.com/wasmgate/wasmgate/bench/internal/serveproc"
 )
 
@@ -117,15 +117,8 @@ func run(ctx context.Context, o options, w io.Writer) (float64, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
-	bin := o.wasmgate
-	if bin == "" {
-		bin = filepath.Join(tmp, "wasmgate")
-		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/wasmgate")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return 0, fmt.Errorf("building wasmgate: %w", err)
-		}
-	} else if bin, err = filepath.Abs(bin); err != nil {
+	bin, err := gobuild.Wasmgate(ctx, o.wasmgate, tmp)
+	if err != nil {
 		return 0, err
 	}
 	perfOK := o.perf && perfWorks(ctx)

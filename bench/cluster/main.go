@@ -57,6 +57,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/cluster"
 	"github.com/wasmgate/wasmgate/jstool"
@@ -124,17 +125,12 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := o.wasmgate
-	if bin == "" {
-		bin = filepath.Join(tmp, "wasmgate")
-		if err := goBuild(ctx, bin, "./cmd/wasmgate"); err != nil {
-			return err
-		}
-	} else if bin, err = filepath.Abs(bin); err != nil {
+	bin, err := gobuild.Wasmgate(ctx, o.wasmgate, tmp)
+	if err != nil {
 		return err
 	}
 	natsBin := filepath.Join(tmp, "natsserver")
-	if err := goBuild(ctx, natsBin, "./bench/natsserver"); err != nil {
+	if err := gobuild.Build(ctx, natsBin, "./bench/natsserver"); err != nil {
 		return err
 	}
 
@@ -164,15 +160,6 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("throughput: %w", err)
 	}
 	_ = thr
-	return nil
-}
-
-func goBuild(ctx context.Context, out, pkg string) error {
-	build := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building %s: %w", pkg, err)
-	}
 	return nil
 }
 

@@ -34,7 +34,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
@@ -44,11 +43,11 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
+	"github.com/wasmgate/wasmgate/bench/internal/serveproc"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
-
-	"github.com/wasmgate/wasmgate/bench/internal/serveproc"
 )
 
 const (
@@ -119,15 +118,8 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := o.wasmgate
-	if bin == "" {
-		bin = filepath.Join(tmp, "wasmgate")
-		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/wasmgate")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building wasmgate: %w", err)
-		}
-	} else if bin, err = filepath.Abs(bin); err != nil {
+	bin, err := gobuild.Wasmgate(ctx, o.wasmgate, tmp)
+	if err != nil {
 		return err
 	}
 	store := filepath.Join(tmp, "tools")

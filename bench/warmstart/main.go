@@ -27,6 +27,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -37,6 +38,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 )
 
@@ -104,14 +106,9 @@ func run(o options) error {
 			return err
 		}
 	}
-	bin := o.wasmgate
-	if bin == "" {
-		bin = filepath.Join(dir, "wasmgate")
-		build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/wasmgate")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building wasmgate: %w", err)
-		}
+	bin, err := gobuild.Wasmgate(context.Background(), o.wasmgate, dir)
+	if err != nil {
+		return err
 	}
 	tool := filepath.Join(dir, "tool.js")
 	wasmgate := func(name, bin, cache string) *variant {
