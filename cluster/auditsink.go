@@ -245,12 +245,20 @@ func (s *AuditSink) commit(batch []*pendingRecord) {
 		}
 		// Another writer got there first, or JetStream did not answer:
 		// follow what is stored, then try the rest again.
+		seen := s.Seq()
 		if err := s.catchUp(ctx); err != nil {
 			if broken := s.Health(); broken != nil {
 				s.failAll(batch, broken)
 				return
 			}
-			perr = err // unreachable for now
+			perr = err
+		}
+		if perr == nil && stored == 0 && s.Seq() == seen && !s.knows(batch[0].key) {
+			// Refused as a lost race, yet nothing new is stored (a
+			// stream whose leader changed can say so for a while):
+			// that is waited out like no answer, not tried again at
+			// once for ever.
+			perr = fmt.Errorf("record %d (message id %s) was refused, but the stream holds nothing after record %d", recs[0].Seq, batch[0].key, seen)
 		}
 		if perr != nil {
 			if time.Since(batch[0].since) > s.retry {
@@ -327,8 +335,19 @@ func (s *AuditSink) publish(ctx context.Context, batch []*pendingRecord, recs []
 			}
 			return i, err
 		}
-		if ack.Duplicate || ack.Sequence != recs[i].Seq {
-			return i, nil // stored already, found by catching up
+		if ack.Duplicate {
+			// Stored already, at the sequence the ack names: a record
+			// followed before is found there (its id may have left the
+			// sink's window), a later one by catching up.
+			s.mu.Lock()
+			if ack.Sequence > 0 && ack.Sequence <= s.chain.Seq() {
+				s.remember(batch[i].key, ack.Sequence)
+			}
+			s.mu.Unlock()
+			return i, nil
+		}
+		if ack.Sequence != recs[i].Seq {
+			return i, nil // stored elsewhere, found by catching up
 		}
 		s.mu.Lock()
 		_, err = s.chain.Follow(line)
@@ -379,6 +398,15 @@ func (s *AuditSink) catchUp(ctx context.Context) error {
 		s.remember(msgID, seq)
 		return nil
 	})
+}
+
+// knows reports whether the sink knows where the record of message id key
+// is stored.
+func (s *AuditSink) knows(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.keys[key]
+	return ok
 }
 
 // remember indexes a stored record's message id. s.mu is held.
@@ -439,46 +467,67 @@ func (p *pendingRecord) answer(rec audit.Record, err error) {
 }
 
 // readRecords calls fn with every message of the audit stream from seq
-// from to seq to, in order, with its message id, through an ordered
-// consumer.
+// from to seq to, in order, with its message id: many through an ordered
+// consumer, a few (and the rest of a read no consumer could serve) one by
+// one. An error of fn ends the read and is returned as it is.
 func readRecords(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint64, line []byte, msgID string) error) error {
-	if to-from < fewRecords {
-		// What another writer stored meanwhile: a few direct reads are
-		// cheaper than a consumer.
-		var st jetstream.Stream
+	next := from
+	if to-from >= fewRecords {
+		// A consumer whose server went away (a leader election) answers
+		// "no responders" for a while: read on through a new one from
+		// where the last one stopped, for as long as retryUnavailable
+		// waits.
+		err := retryUnavailable(ctx, func() error {
+			return readOrdered(ctx, c, &next, to, fn)
+		})
+		var ferr callerError
+		switch {
+		case errors.As(err, &ferr):
+			return ferr.err
+		case err == nil || ctx.Err() != nil:
+			return err
+		}
+		// No consumer could be made or read: the meta leader may
+		// keep placing one on a server of the stream that is gone.
+		// The stream's leader still answers for each record.
+	}
+	return readEach(ctx, c, next, to, fn)
+}
+
+// callerError is an error readOrdered's fn returned.
+type callerError struct{ err error }
+
+func (e callerError) Error() string { return e.err.Error() }
+
+// readEach is readRecords one message at a time, each read from the
+// stream's leader.
+func readEach(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint64, line []byte, msgID string) error) error {
+	var st jetstream.Stream
+	err := retryCall(ctx, func(ctx context.Context) (err error) {
+		st, err = c.JS.Stream(ctx, c.Names.AuditStream())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)
+	}
+	for seq := from; seq <= to; seq++ {
+		var m *jetstream.RawStreamMsg
 		err := retryCall(ctx, func(ctx context.Context) (err error) {
-			st, err = c.JS.Stream(ctx, c.Names.AuditStream())
+			m, err = st.GetMsg(ctx, seq)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("audit stream %s: %w", c.Names.AuditStream(), err)
+			return fmt.Errorf("audit stream %s: message %d: %w", c.Names.AuditStream(), seq, err)
 		}
-		for seq := from; seq <= to; seq++ {
-			var m *jetstream.RawStreamMsg
-			err := retryCall(ctx, func(ctx context.Context) (err error) {
-				m, err = st.GetMsg(ctx, seq)
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("audit stream %s: message %d: %w", c.Names.AuditStream(), seq, err)
-			}
-			line := m.Data
-			if len(line) == 0 || line[len(line)-1] != '\n' {
-				line = append(append([]byte(nil), line...), '\n')
-			}
-			if err := fn(seq, line, m.Header.Get(jetstream.MsgIDHeader)); err != nil {
-				return err
-			}
+		line := m.Data
+		if len(line) == 0 || line[len(line)-1] != '\n' {
+			line = append(append([]byte(nil), line...), '\n')
 		}
-		return nil
+		if err := fn(seq, line, m.Header.Get(jetstream.MsgIDHeader)); err != nil {
+			return err
+		}
 	}
-	// A consumer whose server went away (a leader election) answers "no
-	// responders" for a while: read on through a new one from where the
-	// last one stopped, for as long as retryUnavailable waits.
-	next := from
-	return retryUnavailable(ctx, func() error {
-		return readOrdered(ctx, c, &next, to, fn)
-	})
+	return nil
 }
 
 // readOrdered is readRecords through one ordered consumer, from *next to
@@ -490,6 +539,9 @@ func readOrdered(ctx context.Context, c *Conn, next *uint64, to uint64, fn func(
 			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: *next,
 			// Gone soon after the read: readers do not pile consumers up.
 			InactiveThreshold: 5 * time.Second,
+			// One attempt to make the consumer of each fetch, not as
+			// many as it takes: readRecords reads on without one.
+			MaxResetAttempts: 1,
 		})
 		return err
 	})
@@ -530,7 +582,7 @@ func readOrdered(ctx context.Context, c *Conn, next *uint64, to uint64, fn func(
 				line = append(append([]byte(nil), line...), '\n')
 			}
 			if err := fn(*next, line, m.Headers().Get(jetstream.MsgIDHeader)); err != nil {
-				return err
+				return callerError{err}
 			}
 			*next++
 		}

@@ -53,6 +53,11 @@ func TestLeaderFailover(t *testing.T) {
 	cl := d.client(t, ClientOptions{})
 
 	const n = 300
+	// Every request is answered within seconds of the election; a
+	// deployment that stops answering fails the test in minutes, with
+	// the workers' logs, not at the package's timeout.
+	all, cancelAll := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancelAll()
 	var done atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -60,7 +65,7 @@ func TestLeaderFailover(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for i := range jobs {
-				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				ctx, cancel := context.WithTimeout(all, 90*time.Second)
 				res, err := cl.Execute(ctx, pipeline.ActionRequest{Action: "math.sum",
 					Payload: json.RawMessage(fmt.Sprintf(`{"numbers":[%d,1]}`, i))})
 				cancel()
