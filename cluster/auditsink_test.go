@@ -21,20 +21,11 @@ import (
 func TestAuditSinkDuplicateBeyondItsWindow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := Connect(Options{URL: runServer(t), Name: t.Name()})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	require.NoError(t, c.Setup(ctx, Layout{Memory: true}))
 	// A window of a nanosecond: a record's id is forgotten as soon as
 	// another record is stored.
-	sink, err := OpenAuditSink(ctx, c, AuditOptions{KeyWindow: time.Nanosecond, RetryFor: 5 * time.Second})
-	require.NoError(t, err)
+	_, sink := openSink(ctx, t, AuditOptions{KeyWindow: time.Nanosecond, RetryFor: 5 * time.Second})
 	t.Cleanup(func() { sink.Close() })
 
-	verdict := func(trace string) audit.Record {
-		return audit.Record{EventType: audit.EventActionAudit, Action: "math.sum", Status: "BLOCKED",
-			ReasonCodes: []string{"EXECUTOR_TIMEOUT"}, TraceID: trace, TsUTC: "2026-11-26T00:00:00Z"}
-	}
 	first, err := sink.Append(WithRequestID(ctx, "a"), verdict("trace-a"))
 	require.NoError(t, err)
 	_, err = sink.Append(WithRequestID(ctx, "b"), verdict("trace-b"))
@@ -54,16 +45,10 @@ func TestAuditSinkDuplicateBeyondItsWindow(t *testing.T) {
 func TestAuditReadWithoutConsumers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := Connect(Options{URL: runServer(t), Name: t.Name()})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	require.NoError(t, c.Setup(ctx, Layout{Memory: true}))
-	sink, err := OpenAuditSink(ctx, c, AuditOptions{})
-	require.NoError(t, err)
+	c, sink := openSink(ctx, t, AuditOptions{})
 	const n = 3 * fewRecords
 	for i := range n {
-		_, err := sink.Append(ctx, audit.Record{EventType: audit.EventActionAudit, Action: "math.sum", Status: "BLOCKED",
-			ReasonCodes: []string{"EXECUTOR_TIMEOUT"}, TraceID: fmt.Sprintf("trace-%d", i), TsUTC: "2026-11-26T00:00:00Z"})
+		_, err := sink.Append(ctx, verdict(fmt.Sprintf("trace-%d", i)))
 		require.NoError(t, err)
 	}
 	require.NoError(t, sink.Close())
@@ -93,4 +78,23 @@ func TestAuditReadWithoutConsumers(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { again.Close() })
 	assert.EqualValues(t, n, again.Seq(), "a new sink follows the whole chain")
+}
+
+// openSink lays out a deployment on a server of its own and opens an audit
+// sink on it.
+func openSink(ctx context.Context, t *testing.T, o AuditOptions) (*Conn, *AuditSink) {
+	t.Helper()
+	c, err := Connect(Options{URL: runServer(t), Name: t.Name()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	require.NoError(t, c.Setup(ctx, Layout{Memory: true}))
+	sink, err := OpenAuditSink(ctx, c, o)
+	require.NoError(t, err)
+	return c, sink
+}
+
+// verdict is a verdict record of a request that was refused unrun.
+func verdict(trace string) audit.Record {
+	return audit.Record{EventType: audit.EventActionAudit, Action: "math.sum", Status: "BLOCKED",
+		ReasonCodes: []string{"EXECUTOR_TIMEOUT"}, TraceID: trace, TsUTC: "2026-11-26T00:00:00Z"}
 }
