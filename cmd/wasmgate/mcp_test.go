@@ -77,11 +77,7 @@ func TestMCPStdio(t *testing.T) {
 	assert.Equal(t, "BLOCKED LIMIT_EXCEEDED, LIST_TOO_LONG: payload has a list of 1001 items; max_list_items is 1000", callText(res))
 
 	require.NoError(t, cs.Close())
-	f, err := os.Open(logPath)
-	require.NoError(t, err)
-	defer f.Close()
-	rep, err := audit.Verify(f)
-	require.NoError(t, err)
+	rep := verifyLog(t, logPath)
 	assert.EqualValues(t, 3, rep.Records, "an attempt and a verdict, then a verdict (the limit refuses before the attempt)")
 }
 
@@ -175,11 +171,7 @@ func TestServeMCP(t *testing.T) {
 	assert.Equal(t, `{"text":"HI"}`, callText(res))
 	require.NoError(t, cs.Close())
 
-	f, err := os.Open(logPath)
-	require.NoError(t, err)
-	defer f.Close()
-	rep, err := audit.Verify(f)
-	require.NoError(t, err)
+	rep := verifyLog(t, logPath)
 	assert.EqualValues(t, 2, rep.Records)
 }
 
@@ -222,4 +214,16 @@ func TestMCPListsAnAISDKToolsOwnSchema(t *testing.T) {
 	call, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "weather.get", Arguments: map[string]any{"location": "Paris"}})
 	require.NoError(t, err)
 	assert.Equal(t, `{"location":"Paris","temperature":65}`, callText(call))
+}
+
+// verifyLog checks the audit log at path as `wasmgate audit verify` does
+// and returns what it found.
+func verifyLog(t *testing.T, path string) audit.VerifyReport {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := audit.Verify(f)
+	require.NoError(t, err)
+	return rep
 }

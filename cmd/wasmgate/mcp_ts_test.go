@@ -14,8 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/wasmgate/wasmgate/audit"
 )
 
 // tsClientDir holds client.mjs, which drives an MCP server with the
@@ -161,11 +159,7 @@ func assertCancelAudited(t *testing.T, logPath, traceID string) {
 	assert.Equal(t, []string{"EXECUTOR_TIMEOUT"}, rec.ReasonCodes)
 	assert.NotNil(t, rec.AttemptHash, "the loop ran: its attempt was recorded first")
 
-	f, err := os.Open(logPath)
-	require.NoError(t, err)
-	defer f.Close()
-	rep, err := audit.Verify(f)
-	require.NoError(t, err)
+	rep := verifyLog(t, logPath)
 	assert.Empty(t, rep.Unanswered)
 	// Attempts and verdicts of the valid call, the loop and the call after
 	// it; verdicts alone of the two calls refused before they ran.
