@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/wasmgate/wasmgate/audit"
@@ -91,11 +90,6 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 	case err != nil:
 		return e.fail("node", err)
 	}
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return e.fail("node", err)
-	}
-
 	var sink audit.Sink = audit.NewDiscardSink()
 	if auditFile != "" {
 		fsink, err := openAuditLog(auditFile, *auditLockWait)
@@ -112,7 +106,9 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 	}
 	defer engine.Close(ctx)
 	prog, err := jstool.NewProgram(engine, bundle, runtime.Manifest{ExecutorID: "node", Version: jstool.NodeVersion}, jstool.ProgramOptions{
-		Argv:   append([]string{"/usr/local/bin/node", abs}, progArgs...),
+		// The program's path as the user gave it: the host's absolute path
+		// (the user's home, the server's layout) is not the program's to see.
+		Argv:   append([]string{"/usr/local/bin/node", file}, progArgs...),
 		Stdout: e.stdout,
 		Stderr: e.stderr,
 	})

@@ -260,3 +260,14 @@ func TestNodeRunsAProtocolTool(t *testing.T) {
 	}
 	assert.Equal(t, []string{"started", "log", "result"}, types)
 }
+
+// TestNodeArgvIsThePathAsGiven: process.argv[1] is the program's path as
+// the user typed it, not the host's absolute path (which would tell the
+// program where it lives: a home directory, a server's layout).
+func TestNodeArgvIsThePathAsGiven(t *testing.T) {
+	file := nodeCLI("argv_path.js")
+	require.False(t, filepath.IsAbs(file))
+	got := wasmgate(t, "", "node", file)
+	require.Equal(t, 0, got.code, "stderr: %s", got.stderr)
+	assert.Equal(t, file+"\n", got.stdout)
+}
