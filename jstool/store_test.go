@@ -453,3 +453,54 @@ func packageTarball(t *testing.T, files map[string]string) []byte {
 	require.NoError(t, gz.Close())
 	return buf.Bytes()
 }
+
+// scriptedPackages are a package and its dependency whose every install
+// lifecycle script would write a file named after the script into dir.
+func scriptedPackages(dir string) []fakePackage {
+	scripts := func() string {
+		s := map[string]string{}
+		for _, name := range []string{"preinstall", "install", "postinstall", "prepare"} {
+			s[name] = "node -e \"require('fs').writeFileSync(process.argv[1], 'ran')\" " + filepath.Join(dir, "$npm_package_name-"+name)
+		}
+		raw, _ := json.Marshal(s)
+		return string(raw)
+	}
+	return []fakePackage{
+		{name: "scripted", version: "1.0.0", files: map[string]string{
+			"package.json": `{"name": "scripted", "version": "1.0.0", "type": "module", "exports": "./index.js",
+				"dependencies": {"scripted-dep": "1.0.0"}, "scripts": ` + scripts() + `}`,
+			"index.js": "import dep from \"scripted-dep\";\nexport default () => dep;\n",
+		}},
+		{name: "scripted-dep", version: "1.0.0", files: map[string]string{
+			"package.json": `{"name": "scripted-dep", "version": "1.0.0", "type": "module", "exports": "./index.js", "scripts": ` + scripts() + `}`,
+			"index.js":     "export default \"dep\";\n",
+		}},
+	}
+}
+
+// TestStoreAddRunsNoPackageScripts: installing a package (what `tools add`
+// and serve's on-demand installs do) runs none of its lifecycle scripts,
+// nor its dependencies'. A control install with npm's defaults shows the
+// scripts would have written their files.
+func TestStoreAddRunsNoPackageScripts(t *testing.T) {
+	marks := t.TempDir()
+	useRegistry(t, scriptedPackages(marks)...)
+
+	store := Store{Dir: t.TempDir()}
+	inst, err := store.Add(context.Background(), "scripted@1.0.0")
+	require.NoError(t, err)
+	assert.Equal(t, `"dep"`, evalModule(t, inst.Bundle.Source, `ns.default()`))
+	written, err := os.ReadDir(marks)
+	require.NoError(t, err)
+	assert.Empty(t, written, "no lifecycle script may run")
+
+	// The control: npm's own defaults run them.
+	project := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(project, "package.json"), []byte(`{"private": true}`), 0o644))
+	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "scripted@1.0.0")
+	cmd.Dir = project
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.FileExists(t, filepath.Join(marks, "scripted-postinstall"))
+	assert.FileExists(t, filepath.Join(marks, "scripted-dep-postinstall"))
+}
