@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"path"
 	"slices"
@@ -137,6 +138,9 @@ func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
 // parse reads and checks the request body.
 func (s *Server) parse(w http.ResponseWriter, r *http.Request) (executeRequest, *requestError) {
 	var req executeRequest
+	if rerr := checkContentType(r.Header.Get("Content-Type")); rerr != nil {
+		return req, rerr
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
@@ -189,6 +193,31 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (executeRequest, 
 		}
 	}
 	return req, nil
+}
+
+// checkContentType accepts the protocol's request type, application/json
+// (in UTF-8, as JSON is), and refuses any other before the body is read:
+// text/plain, form encodings and no type at all are what a web page may
+// POST to any origin without a preflight, so refusing them keeps a page
+// from calling a tool behind the browser's back.
+func checkContentType(ct string) *requestError {
+	unsupported := func(msg string) *requestError {
+		return &requestError{http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, msg}
+	}
+	if strings.TrimSpace(ct) == "" {
+		return unsupported("the request has no Content-Type; send the JSON body with Content-Type: application/json")
+	}
+	mediaType, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return unsupported(fmt.Sprintf("Content-Type %q cannot be read (%v); send Content-Type: application/json", ct, err))
+	}
+	if mediaType != "application/json" {
+		return unsupported(fmt.Sprintf("Content-Type %s is not accepted; send the JSON body with Content-Type: application/json", mediaType))
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return unsupported(fmt.Sprintf("charset %s is not accepted: JSON is UTF-8 (send Content-Type: application/json, or application/json; charset=utf-8)", cs))
+	}
+	return nil
 }
 
 // servesByName reports whether name is an action or executor of the

@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -24,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/weborigin"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	wgruntime "github.com/wasmgate/wasmgate/runtime"
@@ -56,6 +58,11 @@ const (
 	DefaultQueueLength      = 256
 	DefaultQueueWait        = 2 * time.Second
 	DefaultMaxExecutionTime = 60 * time.Second
+
+	// CodeForbidden: a web page's request to a server without a key.
+	CodeForbidden = "FORBIDDEN"
+	// CodeUnsupportedMediaType: a body that is not application/json.
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 )
 
 // Config configures a Server. Engine and Sink are required.
@@ -92,6 +99,15 @@ type Config struct {
 	// AuthAll extends the key to every route (/health, /info, /metrics)
 	// but OPTIONS preflights, for deployments that want nothing open.
 	AuthAll bool
+	// CORSOrigins are the web origins ("https://app.example") whose pages
+	// a server without APIKey serves. Without a key, a request carrying an
+	// Origin header (a browser page's) is refused with 403 on every route
+	// unless its origin is listed: any web site the user visits could
+	// otherwise drive an executor listening on loopback, and read its
+	// answers (Access-Control-Allow-Origin is *, as the protocol requires).
+	// With a key, pages are served as the protocol says, and this list is
+	// not consulted. /mcp applies its own origin rule (protocol/mcp).
+	CORSOrigins []string
 	// MaxConcurrency bounds the executions at once (default: 4 per CPU);
 	// QueueLength more wait at most QueueWait for a slot (defaults:
 	// DefaultQueueLength, 2 s) before the server answers 503. The queue is
@@ -123,6 +139,7 @@ type Config struct {
 // Server is the protocol's HTTP handler.
 type Server struct {
 	cfg     Config
+	origins weborigin.Set
 	keyHash [32]byte
 	mux     *http.ServeMux
 	tools   *toolCache
@@ -158,6 +175,7 @@ func NewServer(cfg Config) *Server {
 	}
 	s := &Server{
 		cfg:     cfg,
+		origins: weborigin.NewSet(cfg.CORSOrigins),
 		keyHash: sha256.Sum256([]byte(cfg.APIKey)),
 		tools:   newToolCache(cfg),
 		limit:   newLimiter(cfg.MaxConcurrency, cfg.QueueLength, cfg.QueueWait),
@@ -198,6 +216,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("Access-Control-Max-Age", "86400")
 	h.Set(VersionHeader, ProtocolVersion)
+	if s.cfg.APIKey == "" {
+		// The answer depends on the Origin header: a cache must not give a
+		// page's refusal to a client, or a client's answer to a page.
+		h.Add("Vary", "Origin")
+	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	route := s.route(r)
 	defer func() {
@@ -218,6 +241,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.Set("WWW-Authenticate", `Bearer realm="wasmgate"`)
 		}
 		writeError(rec, http.StatusUnauthorized, CodeUnauthorized, "invalid or missing API key (Authorization: Bearer <key>)")
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && s.cfg.APIKey == "" && route != "/mcp" && !s.origins.Contains(origin) {
+		// Browsers send Origin on every request whose answer a page may
+		// read (CORS mode) and on every POST, forms included: a request
+		// without it is a program's, which could reach the server anyway,
+		// or a GET whose answer the page cannot see.
+		writeError(rec, http.StatusForbidden, CodeForbidden, fmt.Sprintf(
+			"this server has no API key, so it serves no web page: origin %q is refused, as any web site the user visits could otherwise run tools here; "+
+				"set EXECUTOR_API_KEY to require a key, or list the page's origin with --cors-origin", origin))
 		return
 	}
 	s.mux.ServeHTTP(rec, r)
@@ -350,6 +383,10 @@ var failureTypes = map[string]typedFailure{
 	CodeExecutionTimeout:   {"execute", "EXECUTION_TIMEOUT", false},
 	CodeServiceUnavailable: {"executor", "EXECUTOR_UNAVAILABLE", true},
 	CodeInternalError:      {"executor", "EXECUTOR_INTERNAL_ERROR", false},
+
+	// What keeps web pages out.
+	CodeForbidden:            {"request", "AUTHENTICATION_REQUIRED", false},
+	CodeUnsupportedMediaType: {"request", "INVALID_REQUEST", false},
 }
 
 // classify types a failure with code; v, when the call ran, says whether

@@ -100,6 +100,10 @@ type reply struct {
 func (f fixture) do(t *testing.T, method, path, body string, headers ...string) reply {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if method == http.MethodPost {
+		// The protocol's request type; a test of another sets its own.
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
