@@ -471,9 +471,10 @@ func decodeReactorCode(b []byte, withData bool) (reactorCode, uint64, error) {
 	return r, facts, err
 }
 
-// snapshotable refuses modules whose state a Snapshot would not capture, and
-// returns the names of the globals a Snapshot captures: every exported
-// mutable global except the host's own (wg_*), which each execution resets.
+// snapshotable refuses modules whose state a Snapshot would not capture
+// exactly, and returns the names of the globals a Snapshot captures: every
+// exported mutable global except the host's own (wg_*), which each
+// execution resets.
 func snapshotable(m *wasmbin.Module) ([]string, error) {
 	exported := map[uint32]bool{}
 	for _, e := range m.Exports {
@@ -488,8 +489,19 @@ func snapshotable(m *wasmbin.Module) ([]string, error) {
 		}
 	}
 	for i, g := range m.Globals {
-		if g.Mutable && !exported[uint32(imported+i)] {
+		if !g.Mutable {
+			continue
+		}
+		if !exported[uint32(imported+i)] {
 			return nil, refuse("mutable global %d is not exported, so a snapshot could not capture it", imported+i)
+		}
+		// A snapshot keeps 64 bits of a global, which engines read and
+		// write exactly for numbers only: not the high half of a v128, nor
+		// a reference, which points into the instance it was read from.
+		switch g.ValType {
+		case valI32, valI64, valF32, valF64:
+		default:
+			return nil, refuse("mutable global %d has type %s, which a snapshot cannot capture exactly; keep such state in memory or in an i32, i64, f32 or f64 global", imported+i, valTypeName(g.ValType))
 		}
 	}
 	var names []string

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	goruntime "runtime"
@@ -39,7 +40,11 @@ import (
 //   - Every mutable global is exported for the host (the instrumenter
 //     exports its own; recyclingCode exports the module's others under
 //     names the guest cannot see), so each can be read after
-//     instantiation and set back after an execution.
+//     instantiation and set back after an execution. The host reads and
+//     writes 64 bits of a global, so a v128 is set back by a function
+//     recyclingCode adds to the module instead, from its initializer; a
+//     global of a type neither can reset exactly makes the module not
+//     recyclable.
 //   - An instance goes back to the pool only after an execution that
 //     returned normally (a result, or the guest's own error status): never
 //     after a trap, an interruption (time), exhausted fuel, a refused
@@ -58,7 +63,8 @@ import (
 // The differential test (recycle_test.go) runs random sequences of
 // executions on recycled and on fresh instances and requires identical
 // outcomes, output and fuel, and a state digest after reset equal to a
-// fresh instance's.
+// fresh instance's; state.wasm writes a global of every value type and
+// memory, and outputs what it found.
 
 // recycledGlobalPrefix names the exports recyclingCode adds for the
 // module's own mutable globals: wg_ names are the host's.
@@ -68,10 +74,35 @@ const recycledGlobalPrefix = "wg_recycle_global_"
 // limit: enough for the executions that run at once.
 var maxIdlePerLimit = 2 * goruntime.GOMAXPROCS(0)
 
+// recycleResetExport names the function recyclingCode adds to set a
+// module's mutable v128 globals back to their initial values.
+const recycleResetExport = "wg_recycle_reset"
+
+// Value types of globals (the binary format's bytes).
+const (
+	valI32       = 0x7f
+	valI64       = 0x7e
+	valF32       = 0x7d
+	valF64       = 0x7c
+	valV128      = 0x7b
+	valFuncref   = 0x70
+	valExternref = 0x6f
+)
+
 // recyclingCode reports whether the instrumented module code, of which
 // info was admitted, can be recycled and, when it can, returns it with
-// every mutable global exported, and a recycler that knows their export
-// names.
+// every mutable global made resettable, and a recycler that knows how.
+//
+// The host resets a global through wazero's api.MutableGlobal, which reads
+// and writes 64 bits: exact for i32, i64, f32, f64 and the references (a
+// funcref is a pointer into the instance's own functions, taken from this
+// same instance once instantiated; an externref can only be null, as no
+// host gives a guest another). A v128 has 128 bits, and Set writes zero
+// into the high half. So a mutable v128 global is reset by code: a function
+// added to the module that sets each one to its initializer's constant (a
+// module recycled from its own initial state imports no global, so that
+// constant is its initial value). A global of any other type, or a v128
+// whose initializer is not a constant, makes the module not recyclable.
 func recyclingCode(info ModuleInfo, code []byte) ([]byte, *recycler) {
 	if !info.recyclable {
 		return code, nil
@@ -87,19 +118,47 @@ func recyclingCode(info ModuleInfo, code []byte) ([]byte, *recycler) {
 	}
 	r := &recycler{}
 	exported := map[uint32]bool{}
+	var v128 []uint32
+	for i, g := range m.Globals {
+		if !g.Mutable {
+			continue
+		}
+		switch g.ValType {
+		case valI32, valI64, valF32, valF64, valFuncref, valExternref:
+		case valV128:
+			v128 = append(v128, uint32(i))
+		default:
+			return code, nil
+		}
+	}
 	for _, e := range m.Exports {
-		if e.Kind == wasmbin.KindGlobal && int(e.Index) < len(m.Globals) && m.Globals[e.Index].Mutable && !exported[e.Index] {
+		if e.Kind == wasmbin.KindGlobal && int(e.Index) < len(m.Globals) && m.Globals[e.Index].Mutable && m.Globals[e.Index].ValType != valV128 && !exported[e.Index] {
 			exported[e.Index] = true
 			r.globals = append(r.globals, e.Name)
 		}
 	}
 	var extra []wasmbin.Export
 	for i, g := range m.Globals {
-		if g.Mutable && !exported[uint32(i)] {
+		if g.Mutable && g.ValType != valV128 && !exported[uint32(i)] {
 			name := recycledGlobalPrefix + strconv.Itoa(i)
 			extra = append(extra, wasmbin.Export{Name: name, Kind: wasmbin.KindGlobal, Index: uint32(i)})
 			r.globals = append(r.globals, name)
 		}
+	}
+	if len(v128) > 0 {
+		body, ok := v128ResetBody(m, v128)
+		if !ok {
+			return code, nil
+		}
+		withReset, index, err := m.WithFunction(wasmbin.FuncType{}, body)
+		if err != nil {
+			return code, nil
+		}
+		if m, err = wasmbin.Decode(withReset); err != nil {
+			return code, nil
+		}
+		extra = append(extra, wasmbin.Export{Name: recycleResetExport, Kind: wasmbin.KindFunc, Index: index})
+		r.reset = recycleResetExport
 	}
 	if len(extra) == 0 {
 		return code, r
@@ -111,11 +170,31 @@ func recyclingCode(info ModuleInfo, code []byte) ([]byte, *recycler) {
 	return out, r
 }
 
+// v128ResetBody is the code of a function that sets each v128 global of
+// indices to its initializer's constant, when each is a v128.const.
+func v128ResetBody(m *wasmbin.Module, indices []uint32) ([]byte, bool) {
+	const v128Const = 12 // 0xfd 12: v128.const, then 16 bytes
+	body := []byte{0}    // no locals
+	for _, i := range indices {
+		init := m.Globals[i].Init
+		if len(init) != 2+16+1 || init[0] != 0xfd || init[1] != v128Const || init[len(init)-1] != 0x0b {
+			return nil, false
+		}
+		body = append(body, init[:len(init)-1]...)
+		body = append(body, 0x24) // global.set
+		body = binary.AppendUvarint(body, uint64(i))
+	}
+	return append(body, 0x0b), true
+}
+
 // recycler keeps a module's idle instances, by memory limit.
 type recycler struct {
-	// globals names an export of every mutable global (no imported
-	// global: see recyclingCode).
+	// globals names an export of every mutable global but the v128 ones
+	// (no imported global: see recyclingCode).
 	globals []string
+	// reset names the exported function that resets the v128 globals (""
+	// when there are none).
+	reset string
 
 	mu   sync.Mutex
 	idle map[poolKey][]*pooledInstance
@@ -154,6 +233,7 @@ type pooledInstance struct {
 	fresh instanceImage
 
 	globals     []api.MutableGlobal // every mutable global, as recycler.globals
+	resetV128   api.Function        // recycler.reset's function, or nil
 	slice       api.MutableGlobal
 	reserve     api.MutableGlobal
 	budget      api.MutableGlobal
@@ -205,7 +285,7 @@ func (r *recycler) instantiate(ctx context.Context, m *wazeroModule, key poolKey
 			return nil, err
 		}
 	}
-	if err := p.bind(r.globals); err != nil {
+	if err := p.bind(r.globals, r.reset); err != nil {
 		p.close(ctx)
 		return nil, err
 	}
@@ -225,14 +305,20 @@ func (r *recycler) instantiate(ctx context.Context, m *wazeroModule, key poolKey
 	return p, nil
 }
 
-// bind finds the instance's mutable globals and the meter's.
-func (p *pooledInstance) bind(names []string) error {
+// bind finds the instance's mutable globals, the function that resets its
+// v128 globals (reset, when set) and the meter's globals.
+func (p *pooledInstance) bind(names []string, reset string) error {
 	for _, name := range names {
 		g, ok := p.mod.ExportedGlobal(name).(api.MutableGlobal)
 		if !ok {
 			return fmt.Errorf("recycling: global %s is not mutable", name)
 		}
 		p.globals = append(p.globals, g)
+	}
+	if reset != "" {
+		if p.resetV128 = p.mod.ExportedFunction(reset); p.resetV128 == nil {
+			return fmt.Errorf("recycling: no function %s", reset)
+		}
 	}
 	var ok1, ok2, ok3 bool
 	p.slice, ok1 = p.mod.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
@@ -264,7 +350,7 @@ func (p *pooledInstance) captureMemory() ([]byte, error) {
 
 // reset returns the instance to its fresh state, or reports that it
 // cannot (its memory grew).
-func (p *pooledInstance) reset() bool {
+func (p *pooledInstance) reset(ctx context.Context) bool {
 	img := p.fresh.memory
 	if mem := p.mod.Memory(); mem != nil {
 		if mem.Size() != uint32(len(img)) {
@@ -293,12 +379,18 @@ func (p *pooledInstance) reset() bool {
 	for i, g := range p.globals {
 		g.Set(p.fresh.globals[i])
 	}
+	if p.resetV128 != nil {
+		// Added after instrumentation: it neither charges fuel nor traps.
+		if _, err := p.resetV128.Call(context.WithoutCancel(ctx)); err != nil {
+			return false
+		}
+	}
 	return true
 }
 
 // put returns p to the pool, reset, or closes it when it cannot be.
 func (r *recycler) put(ctx context.Context, p *pooledInstance) {
-	if !p.reset() {
+	if !p.reset(ctx) {
 		p.close(ctx)
 		return
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/testenv"
+	"github.com/wasmgate/wasmgate/runtime/internal/wasmbin"
 )
 
 // recycleCase is one kind of execution of the differential test: a module,
@@ -42,7 +43,16 @@ var recycleCases = []recycleCase{
 	{"sort.wasm", []string{`{"numbers":[3,1,2]}`, `{"numbers":[]}`}, []Limits{{}}},
 	{"textstats.wasm", []string{`{"text":"a b c"}`}, []Limits{{}}},
 	{"tablegrow.wasm", []string{`{}`}, []Limits{{}, {MemoryPages: 4}}},
+	// Writes a mutable global of every value type (a v128 whose high half
+	// is not zero, a funcref that is not null) and memory, and outputs
+	// them as it found them: always stateFresh.
+	{"state.wasm", []string{`{}`, `[1,2,3]`}, []Limits{{}, {Fuel: 300}}},
 }
+
+// stateFresh is what state.wasm answers on a fresh instance (see
+// guests/wat/state.wat).
+const stateFresh = `{"state":"443322110807060504030201` + `0000c03f` + `00000000000002c0` +
+	`0100f0debc9a7856` + `3412f0debc9a7856` + `00` + `01` + `00000000` + `00"}`
 
 func recycleFixture(t *testing.T, name string) []byte {
 	t.Helper()
@@ -64,7 +74,7 @@ func recycleInput(s string) Input {
 // TestRecycledSameAsFresh runs random sequences of executions on an engine
 // that recycles instances and on one that gives every execution a fresh
 // instance, and requires the same outcome, output, message and fuel every
-// time; stash.wasm must always find a fresh instance.
+// time; stash.wasm and state.wasm must always find a fresh instance.
 func TestRecycledSameAsFresh(t *testing.T) {
 	ctx := context.Background()
 	recycled, err := NewEngine(ctx, NewConfig())
@@ -107,12 +117,15 @@ func TestRecycledSameAsFresh(t *testing.T) {
 		if c.module == "stash.wasm" && got.Kind == Completed {
 			require.Equal(t, `{"fresh":true}`, string(got.Output), what)
 		}
+		if c.module == "state.wasm" && got.Kind == Completed {
+			require.Equal(t, stateFresh, string(got.Output), what)
+		}
 	}
 
 	// Recycling happened: the modules that can be recycled were (sort.wasm,
 	// from C, has a private stack pointer global), and those that cannot (a
 	// table, which table.grow changes) were not.
-	for _, name := range []string{"stash.wasm", "echo.wasm", "sum.wasm", "sort.wasm"} {
+	for _, name := range []string{"stash.wasm", "echo.wasm", "sum.wasm", "sort.wasm", "state.wasm"} {
 		rec := mods[name].r.(*wazeroModule).recycle
 		require.NotNil(t, rec, name)
 		assert.Positive(t, rec.reuses.Load(), "%s: no instance was reused", name)
@@ -260,4 +273,47 @@ func TestRecycledJSSameAsFresh(t *testing.T) {
 	assert.Equal(t, stateDigest(t, newOne), stateDigest(t, used))
 	used.close(ctx)
 	newOne.close(ctx)
+}
+
+// TestSnapshotableRefusesInexactGlobals: a reactor's snapshot keeps 64 bits
+// of each global, exact for numbers only; a mutable v128 or reference
+// global is refused at admission, saying what to do instead, as is one
+// that is not exported.
+func TestSnapshotableRefusesInexactGlobals(t *testing.T) {
+	v128 := append(append([]byte{0xfd, 12}, make([]byte, 16)...), 0x0b)
+	tests := []struct {
+		valType  byte
+		init     []byte
+		exported bool
+		want     string
+	}{
+		{valI32, []byte{0x41, 0, 0x0b}, true, ""},
+		{valI64, []byte{0x42, 0, 0x0b}, true, ""},
+		{valF32, []byte{0x43, 0, 0, 0, 0, 0x0b}, true, ""},
+		{valF64, []byte{0x44, 0, 0, 0, 0, 0, 0, 0, 0, 0x0b}, true, ""},
+		{valV128, v128, true, "module not admitted: mutable global 0 has type v128, which a snapshot cannot capture exactly; keep such state in memory or in an i32, i64, f32 or f64 global"},
+		{valFuncref, []byte{0xd0, valFuncref, 0x0b}, true, "module not admitted: mutable global 0 has type funcref, which a snapshot cannot capture exactly; keep such state in memory or in an i32, i64, f32 or f64 global"},
+		{valExternref, []byte{0xd0, valExternref, 0x0b}, true, "module not admitted: mutable global 0 has type externref, which a snapshot cannot capture exactly; keep such state in memory or in an i32, i64, f32 or f64 global"},
+		{valI32, []byte{0x41, 0, 0x0b}, false, "module not admitted: mutable global 0 is not exported, so a snapshot could not capture it"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s exported=%t", valTypeName(tt.valType), tt.exported), func(t *testing.T) {
+			global := append([]byte{1, tt.valType, 1}, tt.init...)
+			b := append([]byte("\x00asm\x01\x00\x00\x00"), 6, byte(len(global)))
+			b = append(b, global...)
+			if tt.exported {
+				b = append(b, 7, 5, 1, 1, 'g', 3, 0) // export "g" (global 0)
+			}
+			m, err := wasmbin.Decode(b)
+			require.NoError(t, err)
+			names, err := snapshotable(m)
+			if tt.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, []string{"g"}, names)
+				return
+			}
+			require.ErrorIs(t, err, ErrNotAdmitted)
+			assert.EqualError(t, err, tt.want)
+		})
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -122,10 +124,13 @@ type Module struct {
 	Locals uint64
 }
 
-// Global is a defined global's type.
+// Global is a defined global's type and initializer.
 type Global struct {
 	ValType byte
 	Mutable bool
+	// Init is the constant expression that initializes the global,
+	// including its end opcode.
+	Init []byte
 }
 
 // DataSegment is one data segment.
@@ -335,7 +340,9 @@ func (m *Module) decodeSection(s *Section, r *reader) error {
 		n := r.vecLen(4)
 		for i := uint32(0); i < n && r.err == nil; i++ {
 			g := Global{ValType: r.byte(), Mutable: r.byte() == 1}
+			start := r.pos
 			r.constExpr()
+			g.Init = r.b[start:r.pos:r.pos]
 			m.Globals = append(m.Globals, g)
 		}
 	case SectionElement:
@@ -873,6 +880,104 @@ func (m *Module) WithExports(extra []Export) ([]byte, error) {
 		out = append(out, section...)
 	}
 	return out, nil
+}
+
+// WithFunction returns the module's bytes with one more function, of type
+// typ, whose code entry (its local declarations and expression, without the
+// size that precedes them) is body, and the new function's index. The type
+// is appended to the type section (a duplicate is valid), the function to
+// the end of the function index space, so no existing index moves. The body
+// is not validated here: the engine validates it with the rest.
+//
+// # Errors
+//
+// When a vector section the function is added to is malformed.
+func (m *Module) WithFunction(typ FuncType, body []byte) ([]byte, uint32, error) {
+	index := uint32(m.ImportedFuncCount() + len(m.Funcs))
+	typeEntry := append([]byte{0x60}, appendU32(nil, uint32(len(typ.Params)))...)
+	typeEntry = append(typeEntry, typ.Params...)
+	typeEntry = appendU32(typeEntry, uint32(len(typ.Results)))
+	typeEntry = append(typeEntry, typ.Results...)
+	codeEntry := append(appendU32(nil, uint32(len(body))), body...)
+	added := map[byte][]byte{}
+	for _, add := range []struct {
+		id    byte
+		entry []byte
+	}{
+		{SectionType, typeEntry},
+		{SectionFunction, appendU32(nil, uint32(len(m.Types)))},
+		{SectionCode, codeEntry},
+	} {
+		var payload []byte
+		for _, s := range m.Sections {
+			if s.ID == add.id {
+				payload = s.Payload
+			}
+		}
+		content, err := appendToVector(payload, add.entry)
+		if err != nil {
+			return nil, 0, fmt.Errorf("section %d: %w", add.id, err)
+		}
+		added[add.id] = content
+	}
+	return m.withSections(added), index, nil
+}
+
+// appendToVector returns a vector section's content (its count, then its
+// entries) with entry appended; an empty payload is an empty vector.
+func appendToVector(payload, entry []byte) ([]byte, error) {
+	n, rest := uint32(0), payload
+	if len(payload) > 0 {
+		r := &reader{b: payload}
+		n = r.u32()
+		if r.err != nil {
+			return nil, r.err
+		}
+		rest = payload[r.pos:]
+	}
+	out := appendU32(nil, n+1)
+	out = append(out, rest...)
+	return append(out, entry...), nil
+}
+
+// withSections returns the module's bytes with the content of each section
+// whose id is in contents replaced, or added in its place when the module
+// has none. Custom sections are kept where they are.
+func (m *Module) withSections(contents map[byte][]byte) []byte {
+	encode := func(id byte) []byte {
+		s := append([]byte{id}, appendU32(nil, uint32(len(contents[id])))...)
+		return append(s, contents[id]...)
+	}
+	placed := map[byte]bool{}
+	// placeBefore adds the sections still missing that go before a section
+	// of order next.
+	var missing []byte
+	for id := range contents {
+		missing = append(missing, id)
+	}
+	slices.SortFunc(missing, func(a, b byte) int { return sectionOrder(a) - sectionOrder(b) })
+	out := append([]byte(nil), magic...)
+	placeBefore := func(next int) {
+		for _, id := range missing {
+			if !placed[id] && sectionOrder(id) < next {
+				out = append(out, encode(id)...)
+				placed[id] = true
+			}
+		}
+	}
+	for _, s := range m.Sections {
+		if s.ID != SectionCustom {
+			placeBefore(sectionOrder(s.ID))
+		}
+		if _, ok := contents[s.ID]; ok && s.ID != SectionCustom {
+			out = append(out, encode(s.ID)...)
+			placed[s.ID] = true
+			continue
+		}
+		out = append(out, s.Raw...)
+	}
+	placeBefore(math.MaxInt)
+	return out
 }
 
 // sectionOrder is where a known section goes in a module: the data count

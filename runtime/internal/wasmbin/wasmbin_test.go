@@ -207,3 +207,65 @@ func TestWithExports(t *testing.T) {
 	_, err = m.WithExports([]Export{{Name: "x", Kind: KindGlobal, Index: 0}, {Name: "x", Kind: KindGlobal, Index: 1}})
 	assert.ErrorContains(t, err, `"x" is exported already`)
 }
+
+func TestGlobalInit(t *testing.T) {
+	v128 := cat([]byte{0xfd, 12}, make([]byte, 15), []byte{7, 0x0b})
+	m, err := Decode(module(section(SectionGlobal, cat([]byte{2}, []byte{0x7f, 1, 0x41, 5, 0x0b}, []byte{0x7b, 1}, v128)...)))
+	require.NoError(t, err)
+	assert.Equal(t, []Global{
+		{ValType: 0x7f, Mutable: true, Init: []byte{0x41, 5, 0x0b}},
+		{ValType: 0x7b, Mutable: true, Init: v128},
+	}, m.Globals)
+}
+
+// TestWithFunction: the function is added at the end of the function index
+// space (after the imported ones), with its own type, and what was there
+// stays; sections a module lacks are added in their place.
+func TestWithFunction(t *testing.T) {
+	body := []byte{0, 0x0b} // no locals, an empty expression
+	typ := FuncType{Params: []byte{0x7e}, Results: []byte{0x7f}}
+
+	b := module(
+		section(SectionType, cat([]byte{1}, []byte{0x60, 0, 0})...),
+		section(SectionImport, cat([]byte{1}, str("m"), str("f"), []byte{KindFunc, 0})...),
+		section(SectionFunction, 1, 0),
+		section(SectionExport, cat([]byte{1}, str("g"), []byte{KindFunc, 1})...),
+		section(SectionCode, 1, 2, 0, 0x0b),
+		section(SectionCustom, cat(str("note"), []byte("hi"))...),
+	)
+	m, err := Decode(b)
+	require.NoError(t, err)
+	out, index, err := m.WithFunction(typ, body)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(2), index, "one imported and one defined function before it")
+	got, err := Decode(out)
+	require.NoError(t, err)
+	assert.Equal(t, []FuncType{{Params: []byte{}, Results: []byte{}}, typ}, got.Types)
+	assert.Equal(t, []uint32{0, 1}, got.Funcs)
+	assert.Equal(t, m.Imports, got.Imports)
+	assert.Equal(t, m.Exports, got.Exports)
+	ft, ok := got.FuncTypeOf(index)
+	require.True(t, ok)
+	assert.Equal(t, typ, ft)
+	var ids []byte
+	for _, s := range got.Sections {
+		ids = append(ids, s.ID)
+	}
+	assert.Equal(t, []byte{SectionType, SectionImport, SectionFunction, SectionExport, SectionCode, SectionCustom}, ids)
+	assert.Equal(t, "hi", string(got.CustomSections("note")[0].Payload))
+
+	// A module without types, functions or code gets each section, in order.
+	m, err = Decode(module(section(SectionMemory, 1, 0, 1), section(SectionData, 0)))
+	require.NoError(t, err)
+	out, index, err = m.WithFunction(FuncType{}, body)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(0), index)
+	got, err = Decode(out)
+	require.NoError(t, err)
+	ids = nil
+	for _, s := range got.Sections {
+		ids = append(ids, s.ID)
+	}
+	assert.Equal(t, []byte{SectionType, SectionFunction, SectionMemory, SectionCode, SectionData}, ids)
+	assert.Equal(t, []uint32{0}, got.Funcs)
+}
