@@ -537,6 +537,9 @@ func readOrdered(ctx context.Context, c *Conn, next *uint64, to uint64, fn func(
 	err := retryCall(ctx, func(ctx context.Context) (err error) {
 		cons, err = c.JS.OrderedConsumer(ctx, c.Names.AuditStream(), jetstream.OrderedConsumerConfig{
 			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: *next,
+			// The chain's records, whatever else the stream might be made
+			// to hold (a record that is not one would not verify).
+			FilterSubjects: []string{c.Names.AuditSubject()},
 			// Gone soon after the read: readers do not pile consumers up.
 			InactiveThreshold: 5 * time.Second,
 			// One attempt to make the consumer of each fetch, not as

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -166,12 +168,8 @@ func (c *Conn) setup(ctx context.Context, l Layout) error {
 		Replicas:    l.Replicas,
 	}}
 	for _, cfg := range streams {
-		_, err := c.JS.Stream(ctx, cfg.Name)
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			_, err = c.JS.CreateStream(ctx, cfg)
-		}
-		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return fmt.Errorf("nats: stream %s: %w", cfg.Name, err)
+		if err := c.setupStream(ctx, cfg); err != nil {
+			return err
 		}
 	}
 	_, err := c.JS.ObjectStore(ctx, n.ModulesBucket())
@@ -193,6 +191,50 @@ func (c *Conn) setup(ctx context.Context, l Layout) error {
 	}
 	if err != nil && !errors.Is(err, jetstream.ErrBucketExists) && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return fmt.Errorf("nats: key-value bucket %s: %w", n.RegistryBucket(), err)
+	}
+	return nil
+}
+
+// errCodeSubjectsOverlap is JetStream's error code for a stream whose
+// subjects another stream of the account holds.
+const errCodeSubjectsOverlap jetstream.ErrorCode = 10065
+
+// setupStream creates the stream cfg names unless it exists, and refuses one
+// that exists with other subjects, or another stream holding its subjects:
+// either belongs to another deployment, and sharing it would mix their
+// requests or chains.
+func (c *Conn) setupStream(ctx context.Context, cfg jetstream.StreamConfig) error {
+	st, err := c.JS.Stream(ctx, cfg.Name)
+	if err == nil {
+		if got := st.CachedInfo().Config.Subjects; !slices.Equal(got, cfg.Subjects) {
+			return fmt.Errorf("nats: stream %s holds subjects %s where prefix %q wants %s: it is another deployment's; "+
+				"choose another --nats-prefix, or remove that stream if nothing needs it", cfg.Name, strings.Join(got, ", "), c.Names.Prefix, strings.Join(cfg.Subjects, ", "))
+		}
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("nats: stream %s: %w", cfg.Name, err)
+	}
+	_, err = c.JS.CreateStream(ctx, cfg)
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeSubjectsOverlap {
+		holder, herr := c.JS.StreamNameBySubject(ctx, cfg.Subjects[0])
+		switch {
+		case herr != nil:
+			return fmt.Errorf("nats: stream %s: its subjects %s are held by another stream: it is another deployment's; choose another --nats-prefix: %w",
+				cfg.Name, strings.Join(cfg.Subjects, ", "), err)
+		case holder == strings.ReplaceAll(cfg.Name, "-", "_"):
+			// The name a wasmgate before this one gave it.
+			return fmt.Errorf("nats: stream %s: its subjects %s are held by stream %s, the name wasmgate gave it before stream names kept '-' "+
+				"(prefixes differing only in '-' and '_' shared their streams then): let this deployment's workers empty the queue, "+
+				"export its chain, and remove its streams to lay it out again (see docs/CLUSTER.md, \"Tenants\"): %w",
+				cfg.Name, strings.Join(cfg.Subjects, ", "), holder, err)
+		}
+		return fmt.Errorf("nats: stream %s: its subjects %s are held by stream %s, another deployment's: choose another --nats-prefix: %w",
+			cfg.Name, strings.Join(cfg.Subjects, ", "), holder, err)
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return fmt.Errorf("nats: stream %s: %w", cfg.Name, err)
 	}
 	return nil
 }

@@ -20,15 +20,23 @@ import (
 	"github.com/wasmgate/wasmgate/pipeline"
 )
 
-// deployment is a server with a published registry.
+// deployment is a server with a published registry, under prefix
+// (DefaultPrefix when empty).
 type deployment struct {
 	url    string
 	config string
+	prefix string
 }
 
 func newDeployment(t *testing.T, url string, l Layout) deployment {
 	t.Helper()
-	d := deployment{url: url, config: mixedConfig(t)}
+	return newTenant(t, url, "", l)
+}
+
+// newTenant is newDeployment under prefix.
+func newTenant(t *testing.T, url, prefix string, l Layout) deployment {
+	t.Helper()
+	d := deployment{url: url, config: mixedConfig(t), prefix: prefix}
 	c := d.conn(t, l)
 	_, err := Publish(context.Background(), c, d.config, jstool.Store{})
 	require.NoError(t, err)
@@ -37,7 +45,7 @@ func newDeployment(t *testing.T, url string, l Layout) deployment {
 
 func (d deployment) conn(t *testing.T, l Layout) *Conn {
 	t.Helper()
-	c, err := Connect(Options{URL: d.url, Name: t.Name()})
+	c, err := Connect(Options{URL: d.url, Prefix: d.prefix, Name: t.Name()})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	require.NoError(t, c.Setup(context.Background(), l))

@@ -17,6 +17,13 @@ var prefixPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 // Names are the subjects, streams and buckets of one deployment. Tenants
 // sharing a cluster each take a prefix of their own (and NATS permissions
 // on it).
+//
+// Every name is a function of the prefix that no other prefix reaches:
+// streams are the prefix upper-cased and a suffix of their own, buckets
+// the prefix and a suffix of their own, and no suffix ends another
+// (TestNamesInjective checks it over every prefix of a small alphabet,
+// with the streams JetStream makes for buckets, and ignoring case, as a
+// case-insensitive file system would).
 type Names struct {
 	// Prefix is what every name below starts with.
 	Prefix string
@@ -35,7 +42,12 @@ func NewNames(prefix string) (Names, error) {
 	return Names{Prefix: prefix}, nil
 }
 
-func (n Names) upper() string { return strings.ToUpper(strings.ReplaceAll(n.Prefix, "-", "_")) }
+// upper is the prefix as stream names carry it: upper-cased, nothing else.
+// A prefix is lowercase, so upper-casing loses nothing: two prefixes make
+// two names. (Before, '-' was also made '_', and "t-a" and "t_a" shared
+// their streams.) Stream names may hold '-'; the default prefix has none,
+// so its streams keep the names they always had.
+func (n Names) upper() string { return strings.ToUpper(n.Prefix) }
 
 // ActionsStream is the work-queue stream of action requests.
 func (n Names) ActionsStream() string { return n.upper() + "_ACTIONS" }

@@ -92,8 +92,11 @@ func NewWorker(ctx context.Context, c *Conn, engine runtime.Engine, o WorkerOpti
 	w.pipe.Store(pipeline.New(reg, sink))
 	w.rev.Store(&rev)
 	cons, err := c.JS.CreateOrUpdateConsumer(ctx, c.Names.ActionsStream(), jetstream.ConsumerConfig{
-		Durable:       c.Names.Workers(),
-		Description:   "wasmgate workers",
+		Durable:     c.Names.Workers(),
+		Description: "wasmgate workers",
+		// The deployment's own requests, whatever else the stream might
+		// be made to hold.
+		FilterSubject: c.Names.ActionsSubjects(),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       o.AckWait,
 		MaxAckPending: o.MaxAckPending,
