@@ -17,9 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -73,6 +71,9 @@ type Config struct {
 	// Logger receives a line per call and per change of the tool set
 	// (default: discard).
 	Logger *slog.Logger
+	// MaxLineBytes bounds one message on stdio, a line (default
+	// DefaultMaxLineBytes); see ServeStdio.
+	MaxLineBytes int
 }
 
 // Server is an MCP server whose tools are actions. It is safe for
@@ -117,6 +118,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxLineBytes <= 0 {
+		cfg.MaxLineBytes = DefaultMaxLineBytes
 	}
 	s := &Server{cfg: cfg, tools: map[string]offered{}}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: cfg.Name, Title: "wasmgate: governed, pure, audited tools", Version: cfg.Version},
@@ -207,28 +211,6 @@ func (s *Server) Names() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// ServeStdio serves one session over r and w (a process's stdin and
-// stdout: newline-delimited JSON-RPC, the MCP stdio transport) until the
-// client closes r or ctx is done.
-func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	err := s.sdk.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
-	if ctx.Err() != nil || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
-
-// HTTPHandler serves the streamable HTTP transport (one endpoint, POST for
-// messages, GET for the server's stream, DELETE to end a session).
-func (s *Server) HTTPHandler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
-		&sdk.StreamableHTTPOptions{Logger: s.cfg.Logger})
 }
 
 // pure are the annotations of every tool: executors cannot reach the world,

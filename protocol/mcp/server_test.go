@@ -295,7 +295,7 @@ func TestListChanged(t *testing.T) {
 // Over streamable HTTP, with the SDK's client transport.
 func TestStreamableHTTP(t *testing.T) {
 	f := newFixture(t, mcp.Config{})
-	srv := httptest.NewServer(f.server.HTTPHandler())
+	srv := httptest.NewServer(f.server.HTTPHandler(mcp.HTTPConfig{}))
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).
