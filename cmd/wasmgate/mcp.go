@@ -43,6 +43,12 @@ notifications/cancelled stops the execution (audited BLOCKED
 EXECUTOR_TIMEOUT); a W3C traceparent in the request's _meta gives the
 trace id.
 
+A line over --max-line-bytes is discarded as it is read and answered with
+a JSON-RPC error -32700 naming the limit; so is a line that is not JSON, one
+that is not a JSON-RPC message gets -32600, and so does a batch where the
+session's protocol version has none (2025-06-18 and later). The server reads
+on after each.
+
 The same server is at /mcp on 'wasmgate serve' (streamable HTTP).
 
 Flags:
@@ -58,6 +64,7 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
+	maxLine := fs.Int("max-line-bytes", mcp.DefaultMaxLineBytes, "largest message (one line on stdin) accepted; a longer one is answered with a JSON-RPC error")
 	var nf natsFlags
 	nf.register(fs, "dispatch every call to the workers of this NATS JetStream deployment (instead of --config)")
 	fs.Usage = func() {
@@ -73,6 +80,8 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 		return e.fail("mcp", usagef("unexpected argument %q", pos[0]))
 	case *maxExec <= 0:
 		return e.fail("mcp", usagef("--max-execution-time must be positive"))
+	case *maxLine <= 0:
+		return e.fail("mcp", usagef("--max-line-bytes must be positive (leave it out for %d)", mcp.DefaultMaxLineBytes))
 	case nf.set():
 		if err := notWith(fs, "config", "audit", "tools-dir"); err != nil {
 			return e.fail("mcp", err)
@@ -137,6 +146,7 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 		Version:          implementationVersion,
 		MaxExecutionTime: *maxExec,
 		Logger:           logger,
+		MaxLineBytes:     *maxLine,
 	})
 	if err != nil {
 		return e.fail("mcp", err)

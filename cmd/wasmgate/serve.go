@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/cluster"
+	"github.com/wasmgate/wasmgate/internal/weborigin"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/httpexec"
@@ -24,6 +25,7 @@ const serveHelp = `Usage:
   wasmgate serve [--addr 127.0.0.1:8080] [--config FILE] [--tools-dir DIR] [--audit FILE]
                  [--npm-allow PATTERN,...] [--max-concurrency N] [--queue-wait D]
                  [--log-format text|json] [--auth-all] [--results full|digest-only]
+                 [--cors-origin ORIGIN]... [--mcp-idle-timeout D] [--mcp-max-sessions N]
 
 Serves the HTTP executor protocol v1.0: GET /health, POST /execute-tool,
 GET /info (also under /api/), and GET /metrics (Prometheus). A request's
@@ -36,11 +38,22 @@ and dropped). When EXECUTOR_API_KEY is set, POST /execute-tool needs
 protocol's OpenAPI description has it; --auth-all guards them too). SIGTERM
 or SIGINT stops accepting requests and waits for the calls in flight.
 
+Web pages: POST /execute-tool takes Content-Type application/json only
+(415 otherwise). Without EXECUTOR_API_KEY, a request from a web page (one
+with an Origin header) is refused with 403 on every route, so that no web
+site the user visits can run tools here, unless --cors-origin lists its
+origin. With a key, pages are served as the protocol says.
+
 /mcp serves the same tools over the Model Context Protocol (streamable
 HTTP; see 'wasmgate mcp -h' and docs/MCP.md): the registry's actions, or
 the cluster's with --nats, and the tool store's packages --npm-allow lets
 run. It always needs the key when EXECUTOR_API_KEY is set, and its calls
-take their slots from the same admission as /execute-tool.
+take their slots from the same admission as /execute-tool. It refuses, key
+or not, a web page whose origin --cors-origin does not list (pages of this
+machine on a loopback address are served), bodies over --max-body-bytes,
+and JSON-RPC batches where the session's protocol version has none; a
+session unused for --mcp-idle-timeout ends, and beyond --mcp-max-sessions
+open at once a new one is refused with 503 and Retry-After.
 
 Flags:
 `
@@ -66,6 +79,10 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	maxExec := fs.Duration("max-execution-time", httpexec.DefaultMaxExecutionTime, "wall-clock limit of one tool call, advertised by /info (the protocol asks for at least 60s; less is for tests)")
 	resultsFlag := fs.String("results", "full", resultsUsage)
 	authAll := fs.Bool("auth-all", false, "require EXECUTOR_API_KEY on every route (/health, /info, /metrics too), not only on /execute-tool")
+	var corsOrigins originsFlag
+	fs.Var(&corsOrigins, "cors-origin", "a web origin (scheme://host[:port]) whose pages may call this server without EXECUTOR_API_KEY, and /mcp with or without it; repeat the flag for each")
+	mcpIdle := fs.Duration("mcp-idle-timeout", mcp.DefaultIdleTimeout, "end an MCP session (/mcp) no request has used for this long")
+	mcpMaxSessions := fs.Int("mcp-max-sessions", mcp.DefaultMaxSessions, "MCP sessions (/mcp) open at once; beyond, a new one is refused with 503 and Retry-After")
 	var nf natsFlags
 	nf.register(fs, "dispatch every call to the workers of this NATS JetStream deployment instead of executing it here")
 	fs.Usage = func() {
@@ -93,6 +110,10 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		return e.fail("serve", usagef("--max-execution-time must be at least 1s"))
 	case *authAll && os.Getenv("EXECUTOR_API_KEY") == "":
 		return e.fail("serve", usagef("--auth-all needs a key: set EXECUTOR_API_KEY"))
+	case *mcpIdle <= 0:
+		return e.fail("serve", usagef("--mcp-idle-timeout must be positive (leave it out for %s)", mcp.DefaultIdleTimeout))
+	case *mcpMaxSessions <= 0:
+		return e.fail("serve", usagef("--mcp-max-sessions must be positive (leave it out for %d)", mcp.DefaultMaxSessions))
 	}
 	if nf.set() {
 		if err := notWith(fs, "config", "audit", "npm-allow", "tools-dir"); err != nil {
@@ -214,6 +235,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		Sink:                  sink,
 		APIKey:                os.Getenv("EXECUTOR_API_KEY"),
 		AuthAll:               *authAll,
+		CORSOrigins:           corsOrigins,
 		MaxConcurrency:        *maxConc,
 		QueueLength:           *queueLength,
 		QueueWait:             *queueWait,
@@ -223,7 +245,12 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		MaxExecutionTime:      *maxExec,
 		ImplementationVersion: implementationVersion,
 		Logger:                logger,
-		MCP:                   mcpSrv.HTTPHandler(),
+		MCP: mcpSrv.HTTPHandler(mcp.HTTPConfig{
+			AllowedOrigins: corsOrigins,
+			MaxBodyBytes:   *maxBody,
+			IdleTimeout:    *mcpIdle,
+			MaxSessions:    *mcpMaxSessions,
+		}),
 	})
 	if runner == nil {
 		// The store's tools as the server starts, and every package
@@ -252,7 +279,8 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	}
 	logger.Info("listening", "url", "http://"+ln.Addr().String(), "tools_dir", store.Dir,
 		"npm_allow", strings.Join(srv.NPMAllowed(), ","),
-		"auth", authScope(os.Getenv("EXECUTOR_API_KEY") != "", *authAll), "audit", *auditPath)
+		"auth", authScope(os.Getenv("EXECUTOR_API_KEY") != "", *authAll), "audit", *auditPath,
+		"cors_origins", strings.Join(corsOrigins, ","))
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -282,4 +310,19 @@ func authScope(key, all bool) string {
 		return "all routes"
 	}
 	return "/execute-tool"
+}
+
+// originsFlag collects the web origins of a repeated flag, each checked as
+// it is given (exit 2 naming the bad one).
+type originsFlag []string
+
+func (o *originsFlag) String() string { return strings.Join(*o, ",") }
+
+func (o *originsFlag) Set(v string) error {
+	origin, err := weborigin.Parse(v)
+	if err != nil {
+		return err
+	}
+	*o = append(*o, origin)
+	return nil
 }
