@@ -47,6 +47,12 @@ func TestExecuteToolTakesJSONOnly(t *testing.T) {
 	}
 	assert.Empty(t, f.sink.Verdicts(), "nothing ran")
 
+	// No body, nothing to refuse: the protocol's 400 for a missing body.
+	r := f.do(t, "POST", "/execute-tool", "", "Content-Type", "")
+	assert.Equal(t, http.StatusBadRequest, r.status, r.raw)
+	assert.Equal(t, CodeInvalidRequest, errorCode(r))
+	assert.Contains(t, errorMessage(r), "the request body is empty")
+
 	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON; charset=UTF-8"} {
 		r := f.do(t, "POST", "/execute-tool", body, "Content-Type", ct)
 		require.Equal(t, http.StatusOK, r.status, "%s: %s", ct, r.raw)

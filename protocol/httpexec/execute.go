@@ -138,8 +138,12 @@ func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
 // parse reads and checks the request body.
 func (s *Server) parse(w http.ResponseWriter, r *http.Request) (executeRequest, *requestError) {
 	var req executeRequest
-	if rerr := checkContentType(r.Header.Get("Content-Type")); rerr != nil {
-		return req, rerr
+	// A request without a body carries nothing to refuse: it is the
+	// protocol's 400 (a missing body), whatever its type.
+	if r.ContentLength != 0 {
+		if rerr := checkContentType(r.Header.Get("Content-Type")); rerr != nil {
+			return req, rerr
+		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	var tooLarge *http.MaxBytesError
