@@ -123,12 +123,17 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	id := r.Header.Get("Mcp-Session-Id")
-	requested, known := h.session(id)
-	if id == "" || known { // an unknown session is the SDK's 404
-		if e := screen(body, requested); e != nil {
-			refuse(w, http.StatusBadRequest, e)
+	var requested string // only a batch needs the session's version
+	if id != "" && bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
+		var open bool
+		if requested, open = h.session(id); !open {
+			h.sdk.ServeHTTP(w, r) // the SDK's 404 for a session it does not have
 			return
 		}
+	}
+	if e := screen(body, requested); e != nil {
+		refuse(w, http.StatusBadRequest, e)
+		return
 	}
 	if id == "" {
 		// A request without a session opens one (the SDK closes it again
