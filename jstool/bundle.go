@@ -3,6 +3,7 @@ package jstool
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/wasmgate/wasmgate/jstool/internal/confine"
 )
 
 // Bundle is a tool's code as the engine evaluates it: one ES module with
@@ -24,7 +27,7 @@ type Bundle struct {
 }
 
 // BundleError says why a tool could not be bundled: a syntax or type-stripping
-// error, or an unresolvable import.
+// error, an unresolvable import, or an import outside the tool's tree.
 type BundleError struct {
 	Entry string
 	// Problems are "file:line:col: message", the file relative to the
@@ -53,8 +56,11 @@ var bundleExtensions = map[string]api.Loader{
 // # Errors
 //
 // A file with another extension, a syntax error, an import that does not
-// resolve is a *BundleError (a Node built-in bundles as wasmgate's: see
-// docs/JAVASCRIPT.md for what works and what refuses). A file that cannot
+// resolve, an import that resolves outside the tool's tree (its nearest
+// directory holding package.json, else its own directory, and the
+// node_modules packages found from there, links resolved) is a *BundleError
+// (a Node built-in bundles as wasmgate's: see docs/JAVASCRIPT.md for what
+// works and what refuses). A file that cannot
 // be read is the os error wrapped, so errors.Is(err, fs.ErrNotExist) holds
 // for a missing file.
 func BundleFile(path string) (Bundle, error) { return BundleFileWith(path, nil) }
@@ -65,6 +71,12 @@ func BundleFile(path string) (Bundle, error) { return BundleFileWith(path, nil) 
 // that name. Problems in a virtual module are reported as
 // "wasmgate-virtual:NAME:line:col: message".
 func BundleFileWith(path string, virtual map[string]string) (Bundle, error) {
+	return bundleFileWith(path, virtual, "tool")
+}
+
+// bundleFileWith is BundleFileWith with noun naming the code in a refusal
+// ("tool", "script").
+func bundleFileWith(path string, virtual map[string]string, noun string) (Bundle, error) {
 	ext := filepath.Ext(path)
 	if _, ok := bundleExtensions[ext]; !ok {
 		return Bundle{}, &BundleError{Entry: path, Problems: []string{
@@ -83,12 +95,16 @@ func BundleFileWith(path string, virtual map[string]string) (Bundle, error) {
 		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", path, err)
 	}
 
+	tree, err := confine.Entry(abs)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", path, err)
+	}
 	opts := bundleOptions(filepath.Dir(abs))
 	opts.EntryPoints = []string{abs}
 	if len(virtual) > 0 {
 		opts.Plugins = append([]api.Plugin{virtualModulesPlugin(virtual)}, opts.Plugins...)
 	}
-	return build(path, opts)
+	return build(path, opts, confinement{tree: tree, noun: noun})
 }
 
 // virtualNamespace holds the virtual modules of BundleFileWith.
@@ -134,7 +150,8 @@ const packageEntryFile = "wasmgate-package-entry.mjs"
 // # Errors
 //
 // Anything that stops the package from bundling is a *BundleError, including
-// a package that is not installed in dir.
+// a package that is not installed in dir and an import that resolves outside
+// dir and the node_modules directories found from it (links resolved).
 func BundlePackage(dir, name string) (Bundle, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -152,6 +169,10 @@ func BundlePackage(dir, name string) (Bundle, error) {
 	// export * does not carry the default export, so it is passed on by hand.
 	source := fmt.Sprintf("export * from %s;\nimport * as ns from %s;\nexport default ns.default;\n", quoted, quoted)
 
+	tree, err := confine.Dir(abs)
+	if err != nil {
+		return Bundle{}, &BundleError{Entry: entry, Problems: []string{fmt.Sprintf("%s is not installed in %s: %v", name, dir, err)}}
+	}
 	opts := bundleOptions(abs)
 	opts.Stdin = &api.StdinOptions{
 		Contents:   source,
@@ -159,7 +180,7 @@ func BundlePackage(dir, name string) (Bundle, error) {
 		Sourcefile: packageEntryFile,
 		Loader:     api.LoaderJS,
 	}
-	return build(entry, opts)
+	return build(entry, opts, confinement{tree: tree, noun: "package"})
 }
 
 // installedVersion is the version in dir/node_modules/name/package.json, or
@@ -203,8 +224,108 @@ func bundleOptions(workDir string) api.BuildOptions {
 		},
 		// Only errors matter, and they are read from the result.
 		LogLevel: api.LogLevelSilent,
-		Plugins:  []api.Plugin{nodeBuiltinsPlugin},
+		// With a raw tsconfig esbuild reads no tsconfig.json or
+		// jsconfig.json at all: one in the tool's tree could "extends" a
+		// file anywhere on the host, or map "paths" out of the tree, and
+		// esbuild follows both without asking a plugin. The options it would
+		// take from one (paths aliases, JSX factories, legacy decorators)
+		// are not read; docs/JAVASCRIPT.md says so.
+		TsconfigRaw: "{}",
+		Plugins:     []api.Plugin{nodeBuiltinsPlugin},
 	}
+}
+
+// confinement is the tree a build's imports must stay in, and the noun
+// naming the code in a refusal ("tool", "script", "program", "package").
+type confinement struct {
+	tree confine.Tree
+	noun string
+}
+
+// confinePluginName names confinePlugin's errors among esbuild's.
+const confinePluginName = "wasmgate-confine"
+
+// confineMarker is the PluginData of the precise plugin's own resolution of
+// an import, which it lets through to esbuild's resolver instead of
+// checking again.
+type confineMarker struct{}
+
+// plugin refuses every host file outside the tree before esbuild reads it:
+// an absolute path, a ".." leaving the root, /proc or /dev, a link pointing
+// out, whatever the import's form (import, "with { type }", require,
+// import() with a literal or a pattern, require.resolve). workDir is the
+// directory the build's messages name files relative to.
+//
+// Its OnLoad is the gate: esbuild reads every module from the host through
+// the namespace "file", so a refusal there stops the read, and the error
+// is placed at the import that led to the file. That gate alone knows the
+// file but not the import's specifier, so a build it refuses is built
+// again with precise set: an OnResolve then resolves each import as
+// esbuild would (build.Resolve) and refuses by specifier. build.Resolve
+// makes a fresh resolver on every call, which made bundling the
+// compatibility corpus 3.3 times slower, so only code already refused pays
+// for it.
+func (c confinement) plugin(workDir string, precise bool) api.Plugin {
+	return api.Plugin{
+		Name: confinePluginName,
+		Setup: func(b api.PluginBuild) {
+			if precise {
+				b.OnResolve(api.OnResolveOptions{Filter: ".*"}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
+					if _, ours := args.PluginData.(confineMarker); ours {
+						return api.OnResolveResult{}, nil
+					}
+					r := b.Resolve(args.Path, api.ResolveOptions{
+						Importer:   args.Importer,
+						Namespace:  args.Namespace,
+						ResolveDir: args.ResolveDir,
+						Kind:       args.Kind,
+						PluginData: confineMarker{},
+						With:       args.With,
+					})
+					// An import that does not resolve, or not to a host
+					// file, reads nothing: esbuild resolves it again and
+					// reports its own error, word for word.
+					if len(r.Errors) > 0 || r.External || r.Namespace != "file" {
+						return api.OnResolveResult{}, nil
+					}
+					if resolved, ok := c.tree.Contains(r.Path); !ok {
+						return api.OnResolveResult{}, errors.New(c.tree.Refusal(c.noun, args.Path, resolved, workDir))
+					}
+					return api.OnResolveResult{}, nil
+				})
+			}
+			b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
+				if resolved, ok := c.tree.Contains(args.Path); !ok {
+					// The file, named as the build's messages name files.
+					file := args.Path
+					if base, err := filepath.EvalSymlinks(workDir); err == nil {
+						if rel, err := filepath.Rel(base, file); err == nil {
+							file = rel
+						}
+					}
+					return api.OnLoadResult{}, errors.New(c.tree.Refusal(c.noun, file, resolved, workDir))
+				}
+				return api.OnLoadResult{}, nil
+			})
+		},
+	}
+}
+
+// withPlugin is opts with p added after its plugins: the built-ins and
+// virtual modules resolve first, and never name a host file.
+func withPlugin(opts api.BuildOptions, p api.Plugin) api.BuildOptions {
+	opts.Plugins = append(slices.Clip(opts.Plugins), p)
+	return opts
+}
+
+// refused reports whether the confinement refused a file in result.
+func refused(result api.BuildResult) bool {
+	for _, msg := range result.Errors {
+		if msg.PluginName == confinePluginName {
+			return true
+		}
+	}
+	return false
 }
 
 // build runs esbuild and turns its errors into a *BundleError.
@@ -215,7 +336,7 @@ func bundleOptions(workDir string) api.BuildOptions {
 // code is built again with a first module that installs those globals on
 // globalThis (and whatever the built-ins that brought in name), until no
 // marker is left.
-func build(entry string, opts api.BuildOptions) (Bundle, error) {
+func build(entry string, opts api.BuildOptions, c confinement) (Bundle, error) {
 	var installed []string
 	for {
 		o := opts
@@ -231,7 +352,7 @@ func build(entry string, opts api.BuildOptions) (Bundle, error) {
 		if len(installed) > 0 {
 			o.Inject = []string{globalsInstaller + strings.Join(installed, ",")}
 		}
-		b, err := buildOnce(entry, o)
+		b, err := buildOnce(entry, o, c)
 		if err != nil {
 			return Bundle{}, err
 		}
@@ -251,8 +372,11 @@ func build(entry string, opts api.BuildOptions) (Bundle, error) {
 // globalMarker is what build renames a free reference to a Node global to.
 func globalMarker(name string) string { return "__wasmgate_node_global_" + name + "__" }
 
-func buildOnce(entry string, opts api.BuildOptions) (Bundle, error) {
-	result := api.Build(opts)
+func buildOnce(entry string, opts api.BuildOptions, c confinement) (Bundle, error) {
+	result := api.Build(withPlugin(opts, c.plugin(opts.AbsWorkingDir, false)))
+	if refused(result) {
+		result = api.Build(withPlugin(opts, c.plugin(opts.AbsWorkingDir, true)))
+	}
 	if len(result.Errors) > 0 {
 		problems := make([]string, 0, len(result.Errors))
 		for _, msg := range result.Errors {

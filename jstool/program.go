@@ -16,6 +16,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/jstool/internal/confine"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -68,6 +69,10 @@ func BundleProgram(file string) (Bundle, error) {
 	if err != nil {
 		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", file, err)
 	}
+	tree, err := confine.Entry(abs)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", file, err)
+	}
 	opts := bundleOptions(filepath.Dir(abs))
 	// The entry imports the program and names Buffer, which installs the
 	// global before the program's first line runs.
@@ -77,7 +82,7 @@ func BundleProgram(file string) (Bundle, error) {
 		Sourcefile: "wasmgate-program.js",
 		Loader:     api.LoaderJS,
 	}
-	return build(file, opts)
+	return build(file, opts, confinement{tree: tree, noun: "program"})
 }
 
 // ProgramOptions say how a Program runs.

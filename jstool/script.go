@@ -178,7 +178,7 @@ func BundleScript(file string, actions []string) (Bundle, error) {
 	if err != nil {
 		return Bundle{}, err
 	}
-	return BundleFileWith(file, map[string]string{ToolscriptModule: src})
+	return bundleFileWith(file, map[string]string{ToolscriptModule: src}, "script")
 }
 
 // ScriptLimits are a script's limits where ScriptOptions.Limits sets none:
