@@ -1,6 +1,7 @@
 package jstool
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -224,4 +225,23 @@ export default k;
 	_, err = BundleScript(entry, nil)
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, []string{`main.ts:1:15: ` + outsideRule("script", ".") + `; "../secret.json" is outside it`}, be.Problems)
+}
+
+func TestStoreAddRefusesAPackageReadingHostFiles(t *testing.T) {
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Skip("this host has no /etc/passwd")
+	}
+	useRegistry(t, fakePackage{name: "leaky", version: "1.0.0", files: map[string]string{
+		"package.json": `{"name": "leaky", "version": "1.0.0", "type": "module", "exports": "./index.js"}`,
+		"index.js":     "import t from \"/etc/passwd\" with { type: \"text\" };\nexport default () => t;\n",
+	}})
+	store := Store{Dir: t.TempDir()}
+
+	_, err := store.Add(context.Background(), "leaky@1.0.0")
+	var be *BundleError
+	require.ErrorAs(t, err, &be)
+	assert.EqualError(t, err, `add leaky@1.0.0: cannot bundle leaky@1.0.0: node_modules/leaky/index.js:1:15: imports must stay inside the package's tree: "." (the directory the packages are installed in) and the node_modules packages found from there, links resolved; "/etc/passwd" is outside it`)
+	assertStoreEntries(t, store)
+	_, err = store.Get("leaky@1.0.0")
+	require.ErrorIs(t, err, ErrNotInstalled)
 }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Issue 23, item 1: code's imports resolve only inside its own tree, on
+// every front that bundles it.
+
+// hostSecret is what the file outside a test's tree holds.
+const hostSecret = "s3cret-outside-the-tree"
+
+// treeRule is how a refusal states the rule for code whose root is its
+// entry's directory.
+func treeRule(noun string) string {
+	return `imports must stay inside the ` + noun + `'s tree: "." (the nearest directory up from the entry holding package.json, else the entry's own) and the node_modules packages found from there, links resolved; `
+}
+
+// outsideTree lays out dir/secret.json (outside the tree) and dir/proj
+// (the tree, with a package.json) holding files, and returns dir/proj.
+func outsideTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "secret.json"), []byte(`{"apiKey":"`+hostSecret+`"}`), 0o644))
+	proj := filepath.Join(dir, "proj")
+	files["package.json"] = `{"name":"proj","version":"1.0.0"}`
+	for name, content := range files {
+		file := filepath.Join(proj, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+		if target, ok := strings.CutPrefix(content, "->"); ok {
+			require.NoError(t, os.Symlink(target, file))
+			continue
+		}
+		require.NoError(t, os.WriteFile(file, []byte(content), 0o644))
+	}
+	return proj
+}
+
+func TestRunJSRefusesImportsOutsideTheTree(t *testing.T) {
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Skip("this host has no /etc/passwd")
+	}
+	tests := []struct {
+		name, file, src, problem string
+		extra                    map[string]string
+	}{
+		{"text import of /etc/passwd", "tool.js",
+			"import t from \"/etc/passwd\" with { type: \"text\" };\nexport default () => ({ t });\n",
+			`tool.js:1:15: ` + treeRule("tool") + `"/etc/passwd" is outside it`, nil},
+		{"JSON import through ..", "tool.ts",
+			"import k from \"../secret.json\";\nexport default () => k;\n",
+			`tool.ts:1:15: ` + treeRule("tool") + `"../secret.json" is outside it`, nil},
+		{"require through ..", "tool.cjs",
+			"module.exports = () => require(\"../secret.json\");\n",
+			`tool.cjs:1:32: ` + treeRule("tool") + `"../secret.json" is outside it`, nil},
+		{"a link pointing out", "tool.js",
+			"import k from \"./conf.json\";\nexport default () => k;\n",
+			`tool.js:1:15: ` + treeRule("tool") + `"./conf.json" is outside it (it resolves to ../secret.json)`,
+			map[string]string{"conf.json": "->../secret.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{tt.file: tt.src}
+			for k, v := range tt.extra {
+				files[k] = v
+			}
+			tool := filepath.Join(outsideTree(t, files), tt.file)
+			r := wasmgate(t, "", "run", "--js", tool, "--input", `{}`)
+			assert.Equal(t, exitBlocked, r.code, r.stderr)
+			res := parseResult(t, r)
+			assert.Equal(t, "BLOCKED", res.Status)
+			assert.Equal(t, []string{"EXECUTOR_INVALID"}, res.ReasonCodes)
+			assert.Equal(t, `executor "tool": cannot bundle `+tool+": "+tt.problem, res.Message)
+			assert.NotContains(t, r.stdout, hostSecret)
+		})
+	}
+}
+
+func TestRegistryRefusesAJSExecutorReadingHostFiles(t *testing.T) {
+	tool := filepath.Join(outsideTree(t, map[string]string{
+		"tool.mjs": "export default async () => (await import(\"../secret.json\")).default;\n",
+	}), "tool.mjs")
+	cfg := writeFile(t, "registry.json", `{
+  "executors": {"leaky": {"js": "`+filepath.ToSlash(tool)+`"}},
+  "actions": {"leak": {"executor": "leaky", "version": "*"}}
+}`)
+	r := wasmgate(t, "", "run", "--config", cfg, "--action", "leak", "--input", `{}`)
+	assert.Equal(t, exitBlocked, r.code, r.stderr)
+	res := parseResult(t, r)
+	assert.Equal(t, "BLOCKED", res.Status)
+	assert.Equal(t, []string{"EXECUTOR_INVALID"}, res.ReasonCodes)
+	assert.Equal(t, `executor "leaky": cannot bundle `+tool+": tool.mjs:1:42: "+treeRule("tool")+`"../secret.json" is outside it`, res.Message)
+	assert.NotContains(t, r.stdout+r.stderr, hostSecret)
+}
+
+func TestNodeRefusesImportsOutsideTheTree(t *testing.T) {
+	prog := filepath.Join(outsideTree(t, map[string]string{
+		"prog.js": "const k = require(\"../secret.json\");\nconsole.log(k.apiKey);\n",
+	}), "prog.js")
+	r := wasmgate(t, "", "node", prog)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Empty(t, r.stdout, "nothing ran")
+	assert.Equal(t, "wasmgate node: cannot bundle "+prog+": prog.js:1:19: "+treeRule("program")+`"../secret.json" is outside it`+"\n", r.stderr)
+}
+
+func TestScriptRefusesImportsOutsideTheTree(t *testing.T) {
+	script := filepath.Join(outsideTree(t, map[string]string{
+		"main.ts": "import k from \"../secret.json\" with { type: \"json\" };\nexport default k;\n",
+	}), "main.ts")
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	r := wasmgate(t, "", "script", script, "--audit", log)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Empty(t, r.stdout, "nothing ran")
+	assert.Equal(t, "wasmgate script: cannot bundle "+script+": main.ts:1:15: "+treeRule("script")+`"../secret.json" is outside it`+"\n", r.stderr)
+	assert.NoFileExists(t, log, "nothing was audited")
+}
+
+func TestRunJSAllowsImportsInsideTheTree(t *testing.T) {
+	tool := filepath.Join(outsideTree(t, map[string]string{
+		"src/tool.ts":                   "import { word } from \"dep\";\nimport k from \"../data/k.json\";\nimport n from \"./note.txt\" with { type: \"text\" };\nexport function execute() { return { s: word + k.k + n }; }\n",
+		"src/note.txt":                  "->../data/note.txt",
+		"data/k.json":                   `{"k":"-json"}`,
+		"data/note.txt":                 "-note",
+		"node_modules/dep/package.json": `{"name":"dep","version":"1.0.0","main":"index.js"}`,
+		"node_modules/dep/index.js":     "exports.word = \"dep\";\n",
+	}), "src", "tool.ts")
+	r := wasmgate(t, "", "run", "--js", tool, "--input", `{}`)
+	require.Equal(t, exitSuccess, r.code, r.stdout+r.stderr)
+	assert.JSONEq(t, `{"s":"dep-json-note"}`, string(parseResult(t, r).Output))
+}
