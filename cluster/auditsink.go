@@ -30,7 +30,11 @@ import (
 // in the chain is
 // not appended again: Append returns the record stored. So a request that
 // runs twice (its worker died after its verdict was stored, and the request
-// was delivered again) has one attempt and one verdict.
+// was delivered again) has one attempt and one verdict. A worker's
+// execution also tells the sink, through its claim (see claim), which of
+// its request's records are stored already, beyond the sink's memory, and
+// learns the verdict stored; its records are marked as indexed
+// (headerIndexed).
 //
 // One writer goroutine links what arrives together and publishes it record
 // after record; an Append returns once JetStream has stored its record
@@ -65,9 +69,14 @@ type pendingRecord struct {
 	rec   audit.Record
 	key   string
 	since time.Time
-	done  chan struct{}
-	out   audit.Record
-	err   error
+	// indexed: the record's request is claimed in the request index (its
+	// message says so, headerIndexed).
+	indexed bool
+	done    chan struct{}
+	out     audit.Record
+	// existed: out was stored before, by an earlier run of the request.
+	existed bool
+	err     error
 }
 
 var _ audit.Sink = (*AuditSink)(nil)
@@ -119,13 +128,21 @@ func OpenAuditSink(ctx context.Context, c *Conn, o AuditOptions) (*AuditSink, er
 }
 
 // Append stores r as the next record of the chain, or, when the chain holds
-// r's request's record of the same kind already, returns that one.
+// r's request's record of the same kind already, returns that one. The
+// execution of a claimed request (see withClaim) learns the verdict stored
+// through its claim.
 func (s *AuditSink) Append(ctx context.Context, r audit.Record) (audit.Record, error) {
 	id := RequestID(ctx)
 	if id == "" {
 		id = r.TraceID
 	}
-	p := &pendingRecord{rec: r, key: recordKey(id, &r), since: time.Now(), done: make(chan struct{})}
+	cl := claimOf(ctx)
+	if cl != nil {
+		if rec, ok, err := cl.resolve(ctx, s, id, &r); ok {
+			return rec, err
+		}
+	}
+	p := &pendingRecord{rec: r, key: recordKey(id, &r), since: time.Now(), indexed: cl != nil, done: make(chan struct{})}
 	s.mu.Lock()
 	switch {
 	case s.closed:
@@ -141,10 +158,28 @@ func (s *AuditSink) Append(ctx context.Context, r audit.Record) (audit.Record, e
 	s.mu.Unlock()
 	select {
 	case <-p.done:
+		if cl != nil && p.err == nil && r.EventType != audit.EventActionAttempt {
+			cl.stored(p.out, p.existed)
+		}
 		return p.out, p.err
 	case <-ctx.Done():
 		return audit.Record{}, ctx.Err()
 	}
+}
+
+// storedSeqs returns the seqs of request id's attempt and verdict records
+// after seq after, as far as the sink remembers them (0 for one it does
+// not: it may still be stored).
+func (s *AuditSink) storedSeqs(id string, after uint64) (attempt, verdict uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq := s.keys[id+":attempt"]; seq > after {
+		attempt = seq
+	}
+	if seq := s.keys[id+":verdict"]; seq > after {
+		verdict = seq
+	}
+	return attempt, verdict
 }
 
 // Seq is the seq of the last record the sink has seen stored.
@@ -283,6 +318,7 @@ func (s *AuditSink) resolveStored(ctx context.Context, batch []*pendingRecord) [
 			continue
 		}
 		rec, err := s.load(ctx, seq)
+		p.existed = true
 		p.answer(rec, err)
 	}
 	return rest
@@ -324,6 +360,9 @@ func (s *AuditSink) publish(ctx context.Context, batch []*pendingRecord, recs []
 		m.Data = line
 		m.Header.Set(jetstream.MsgIDHeader, batch[i].key)
 		m.Header.Set(jetstream.ExpectedLastSeqHeader, strconv.FormatUint(recs[i].Seq-1, 10))
+		if batch[i].indexed {
+			m.Header.Set(headerIndexed, "1")
+		}
 		pctx, cancel := context.WithTimeout(ctx, callTimeout)
 		ack, err := s.conn.JS.PublishMsg(pctx, m, jetstream.WithRetryAttempts(0))
 		cancel()
@@ -384,7 +423,8 @@ func (s *AuditSink) catchUp(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.retry)
 	defer cancel()
-	return readRecords(rctx, s.conn, from, last, func(seq uint64, line []byte, msgID string) error {
+	return readRecords(rctx, s.conn, from, last, func(seq uint64, line []byte, h nats.Header) error {
+		msgID := h.Get(jetstream.MsgIDHeader)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		rec, err := s.chain.Follow(line)
@@ -467,10 +507,10 @@ func (p *pendingRecord) answer(rec audit.Record, err error) {
 }
 
 // readRecords calls fn with every message of the audit stream from seq
-// from to seq to, in order, with its message id: many through an ordered
+// from to seq to, in order, with its headers: many through an ordered
 // consumer, a few (and the rest of a read no consumer could serve) one by
 // one. An error of fn ends the read and is returned as it is.
-func readRecords(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint64, line []byte, msgID string) error) error {
+func readRecords(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint64, line []byte, h nats.Header) error) error {
 	next := from
 	if to-from >= fewRecords {
 		// A consumer whose server went away (a leader election) answers
@@ -501,7 +541,7 @@ func (e callerError) Error() string { return e.err.Error() }
 
 // readEach is readRecords one message at a time, each read from the
 // stream's leader.
-func readEach(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint64, line []byte, msgID string) error) error {
+func readEach(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint64, line []byte, h nats.Header) error) error {
 	var st jetstream.Stream
 	err := retryCall(ctx, func(ctx context.Context) (err error) {
 		st, err = c.JS.Stream(ctx, c.Names.AuditStream())
@@ -523,7 +563,7 @@ func readEach(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint64,
 		if len(line) == 0 || line[len(line)-1] != '\n' {
 			line = append(append([]byte(nil), line...), '\n')
 		}
-		if err := fn(seq, line, m.Header.Get(jetstream.MsgIDHeader)); err != nil {
+		if err := fn(seq, line, m.Header); err != nil {
 			return err
 		}
 	}
@@ -532,7 +572,7 @@ func readEach(ctx context.Context, c *Conn, from, to uint64, fn func(seq uint64,
 
 // readOrdered is readRecords through one ordered consumer, from *next to
 // to; *next is the first record it has not read when it returns.
-func readOrdered(ctx context.Context, c *Conn, next *uint64, to uint64, fn func(seq uint64, line []byte, msgID string) error) error {
+func readOrdered(ctx context.Context, c *Conn, next *uint64, to uint64, fn func(seq uint64, line []byte, h nats.Header) error) error {
 	var cons jetstream.Consumer
 	err := retryCall(ctx, func(ctx context.Context) (err error) {
 		cons, err = c.JS.OrderedConsumer(ctx, c.Names.AuditStream(), jetstream.OrderedConsumerConfig{
@@ -584,7 +624,7 @@ func readOrdered(ctx context.Context, c *Conn, next *uint64, to uint64, fn func(
 			if len(line) == 0 || line[len(line)-1] != '\n' {
 				line = append(append([]byte(nil), line...), '\n')
 			}
-			if err := fn(*next, line, m.Headers().Get(jetstream.MsgIDHeader)); err != nil {
+			if err := fn(*next, line, m.Headers()); err != nil {
 				return callerError{err}
 			}
 			*next++

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -114,9 +115,16 @@ func (cl *Client) deliver(m *nats.Msg) {
 // deadline travels with the request: a worker that takes it later refuses
 // it unrun, BLOCKED EXECUTOR_TIMEOUT.
 //
+// An id names one request for ever: a request whose id has a verdict is not
+// executed, its result is that verdict as first given (within the
+// deduplication window the publish is dropped, and the verdict read from
+// the request index).
+//
 // # Errors
 //
 // As Pipeline.Execute's, and ErrBusy (wrapped) when the stream is full.
+// ErrRequestIDReused (wrapped) when the id was given before to a request
+// that differs from req: the result is that request's verdict.
 // When ctx ends first, the result is BLOCKED EXECUTOR_TIMEOUT and the
 // error wraps ctx.Err(); the request stays queued, and is audited as
 // whatever its worker made of it.
@@ -152,44 +160,95 @@ func (cl *Client) Execute(ctx context.Context, req pipeline.ActionRequest) (pipe
 	if dl, ok := ctx.Deadline(); ok {
 		m.Header.Set(HeaderDeadline, dl.UTC().Format(time.RFC3339Nano))
 	}
-	if err := cl.publish(ctx, m); err != nil {
+	dup, err := cl.publish(ctx, m)
+	if err != nil {
 		if ctx.Err() != nil {
 			return cl.timedOut(req, ctx.Err())
 		}
 		return pipeline.ActionResult{}, err
 	}
+	var judged <-chan []byte
+	if dup {
+		// A message of this id is stored already: one of this request's
+		// own publishes, answered on ch, or another request's, whose
+		// verdict answers this one once judged.
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		judged = cl.awaitJudged(wctx, id, req)
+	}
 	select {
 	case r := <-ch:
 		res, err := decodeReply(r.Data)
+		return cl.results.Present(res), err
+	case body := <-judged:
+		res, err := decodeReply(body)
 		return cl.results.Present(res), err
 	case <-ctx.Done():
 		return cl.timedOut(req, ctx.Err())
 	}
 }
 
+// awaitJudged sends, once request id has a verdict in the request index,
+// the answer to req it makes; nothing if ctx ends first or the index
+// cannot be read.
+func (cl *Client) awaitJudged(ctx context.Context, id string, req pipeline.ActionRequest) <-chan []byte {
+	out := make(chan []byte, 1)
+	go func() {
+		x, err := openRequestIndex(ctx, cl.conn)
+		if err != nil {
+			return
+		}
+		watch, err := x.kv.Watch(ctx, requestKey(id))
+		if err != nil {
+			return
+		}
+		defer func() { _ = watch.Stop() }()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case kve, ok := <-watch.Updates():
+				if !ok {
+					return
+				}
+				var e indexEntry
+				if kve == nil || kve.Operation() != jetstream.KeyValuePut || json.Unmarshal(kve.Value(), &e) != nil || e.State != stateJudged {
+					continue
+				}
+				if body, err := reusedReply(e, req); err == nil {
+					out <- body
+				}
+				return
+			}
+		}
+	}()
+	return out
+}
+
 // publish publishes m, again while JetStream does not answer (a leader
 // election), with the same message id: a publish that was stored after all
-// is dropped as a duplicate.
-func (cl *Client) publish(ctx context.Context, m *nats.Msg) error {
+// is dropped as a duplicate. dup says the stream held a message of m's id
+// already.
+func (cl *Client) publish(ctx context.Context, m *nats.Msg) (dup bool, err error) {
 	for {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := cl.conn.JS.PublishMsg(actx, m, jetstream.WithRetryAttempts(0))
+		ack, err := cl.conn.JS.PublishMsg(actx, m, jetstream.WithRetryAttempts(0))
 		cancel()
 		if err == nil {
-			return nil
+			return ack.Duplicate, nil
 		}
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) {
 			switch {
 			case apiErr.ErrorCode == errCodeStoreFailed && strings.Contains(apiErr.Description, "maximum"):
-				return fmt.Errorf("%w (%v)", ErrBusy, err)
+				return false, fmt.Errorf("%w (%v)", ErrBusy, err)
 			case apiErr.Code != 503:
-				return fmt.Errorf("nats: publish to %s: %w", m.Subject, err)
+				return false, fmt.Errorf("nats: publish to %s: %w", m.Subject, err)
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

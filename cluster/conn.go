@@ -97,8 +97,9 @@ type Layout struct {
 	MaxQueued int64
 	// DedupWindow is how long JetStream remembers a message id to drop a
 	// repeated publish (DefaultDedupWindow when zero). Retried requests and
-	// audit records are deduplicated within it; the audit's own index
-	// (see AuditSink) covers what the worker has seen beyond it.
+	// audit records are deduplicated within it; beyond it, the request
+	// index (RequestsBucket) answers a request id that has a verdict with
+	// that verdict, whatever its age (see Worker).
 	DedupWindow time.Duration
 	// Memory keeps the streams in memory rather than on disk (tests).
 	Memory bool
@@ -191,6 +192,18 @@ func (c *Conn) setup(ctx context.Context, l Layout) error {
 	}
 	if err != nil && !errors.Is(err, jetstream.ErrBucketExists) && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return fmt.Errorf("nats: key-value bucket %s: %w", n.RegistryBucket(), err)
+	}
+	_, err = c.JS.KeyValue(ctx, n.RequestsBucket())
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		// No TTL, no size bound: an id must name its request for ever,
+		// and an entry dropped would let it run again.
+		_, err = c.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: n.RequestsBucket(), Description: "wasmgate request index: each request id's claim, then its verdict's seq and the answer given",
+			History: 1, Storage: storage, Replicas: l.Replicas,
+		})
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrBucketExists) && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return fmt.Errorf("nats: key-value bucket %s: %w", n.RequestsBucket(), err)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func ExportAudit(ctx context.Context, c *Conn, w io.Writer) (uint64, error) {
 	if last == 0 {
 		return 0, nil
 	}
-	err = readRecords(ctx, c, 1, last, func(_ uint64, line []byte, _ string) error {
+	err = readRecords(ctx, c, 1, last, func(_ uint64, line []byte, _ nats.Header) error {
 		if _, err := w.Write(line); err != nil {
 			return err
 		}

@@ -85,5 +85,10 @@ func (n Names) ModulesBucket() string { return n.Prefix + "_modules" }
 // RegistryBucket is the KV bucket holding the published registry.
 func (n Names) RegistryBucket() string { return n.Prefix + "_registry" }
 
+// RequestsBucket is the KV bucket indexing request ids: for each, the
+// worker's claim while it executes the request, then the verdict's seq in
+// the chain and the answer given (see Worker).
+func (n Names) RequestsBucket() string { return n.Prefix + "_requests" }
+
 // RegistryKey is the key of the registry in RegistryBucket.
 const RegistryKey = "registry"

@@ -17,9 +17,12 @@ import (
 )
 
 // TestRedeliveredAfterWorkerDied: a worker that stored the verdict but died
-// before answering and acknowledging leaves the request to be delivered
-// again after the ack wait; the next worker runs it again, answers the
-// requester, and the chain still holds one attempt and one verdict.
+// before indexing it, answering and acknowledging leaves the request to be
+// delivered again after the ack wait; the next worker finds the verdict on
+// the chain after the dead worker's claim, runs the same message again only
+// to recover its output (its records resolve to the stored ones), answers
+// the requester with the stored verdict and that output, and the chain
+// still holds one attempt and one verdict.
 func TestRedeliveredAfterWorkerDied(t *testing.T) {
 	d := newDeployment(t, runServer(t), Layout{Memory: true})
 	// The worker that will die: it joins the consumer but never runs.
@@ -46,14 +49,13 @@ func TestRedeliveredAfterWorkerDied(t *testing.T) {
 	for m = range batch.Messages() {
 	}
 	require.NotNil(t, m, "the dying worker took the request")
-	req, deadline, err := decodeRequest(&nats.Msg{Data: m.Data(), Header: m.Headers()})
-	require.NoError(t, err)
-	ctx, cancel := context.WithDeadline(WithRequestID(context.Background(), m.Headers().Get(jetstream.MsgIDHeader)), deadline)
-	first, err := dying.pipe.Load().Execute(ctx, req)
-	cancel()
+	// It claims the request and executes it, as a worker does ...
+	taken, run := dying.take(m)
+	require.True(t, run)
+	first, err := dying.execute(taken)
 	require.NoError(t, err)
 	require.Equal(t, pipeline.StatusSuccess, first.Status)
-	// ... and dies here: no answer, no ack.
+	// ... and dies here: no index, no answer, no ack.
 
 	d.startWorker(t, WorkerOptions{AckWait: time.Second})
 	var a answer

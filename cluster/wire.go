@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -65,7 +66,26 @@ type wireReply struct {
 	Quotes bool `json:"quotes,omitempty"`
 	// Error is set when Execute returned an error.
 	Error *wireError `json:"error,omitempty"`
+	// Reused is set when the request's id had a verdict already: the
+	// answer is that verdict's, as it was first given.
+	Reused *wireReused `json:"reused,omitempty"`
 }
+
+// wireReused says an answer is the one given before to the id's request.
+type wireReused struct {
+	// VerdictSeq is the seq of the verdict's record in the audit chain.
+	VerdictSeq uint64 `json:"verdict_seq"`
+	// Differs names what of this message's request differs from the
+	// request judged ("action", "payload", "env", "trace_id", "ts_utc");
+	// empty for the same request (a retry).
+	Differs []string `json:"differs,omitempty"`
+}
+
+// ErrRequestIDReused is matched by the error of a request whose id (see
+// WithRequestID) was given before to a request that differs from it: the
+// result is that request's verdict, not one of this request, which was
+// not executed. A request id names one request for ever.
+var ErrRequestIDReused = errors.New("cluster: the request id names an earlier, different request")
 
 type wireError struct {
 	// Kind is "invalid" (ErrInvalidRequest), "cancelled", "deadline" or
@@ -90,7 +110,12 @@ func encodeReply(res pipeline.ActionResult, err error) []byte {
 		case errors.Is(err, context.Canceled):
 			kind = "cancelled"
 		}
-		w.Error = &wireError{Kind: kind, Message: err.Error()}
+		msg := err.Error()
+		if kind == "invalid" {
+			// decodeReply wraps it in ErrInvalidRequest again.
+			msg = strings.TrimPrefix(msg, pipeline.ErrInvalidRequest.Error()+": ")
+		}
+		w.Error = &wireError{Kind: kind, Message: msg}
 	}
 	b, _ := json.Marshal(w)
 	return b
@@ -105,16 +130,30 @@ func decodeReply(b []byte) (pipeline.ActionResult, error) {
 	if w.Result != nil {
 		res = pipeline.WithQuote(*w.Result, w.Quotes)
 	}
-	if w.Error == nil {
-		return res, nil
+	err := w.Error.err()
+	if w.Reused != nil && len(w.Reused.Differs) > 0 {
+		reused := fmt.Errorf("%w: it differs in %s; the result is its verdict (audit record %d), and this request was not executed",
+			ErrRequestIDReused, strings.Join(w.Reused.Differs, ", "), w.Reused.VerdictSeq)
+		if err != nil {
+			return res, fmt.Errorf("%w; the verdict came with: %w", reused, err)
+		}
+		return res, reused
 	}
-	switch w.Error.Kind {
+	return res, err
+}
+
+// err is the error a result message carries, nil for none.
+func (e *wireError) err() error {
+	if e == nil {
+		return nil
+	}
+	switch e.Kind {
 	case "invalid":
-		return res, fmt.Errorf("%w: %s", pipeline.ErrInvalidRequest, w.Error.Message)
+		return fmt.Errorf("%w: %s", pipeline.ErrInvalidRequest, e.Message)
 	case "deadline":
-		return res, fmt.Errorf("worker: %s: %w", w.Error.Message, context.DeadlineExceeded)
+		return fmt.Errorf("worker: %s: %w", e.Message, context.DeadlineExceeded)
 	case "cancelled":
-		return res, fmt.Errorf("worker: %s: %w", w.Error.Message, context.Canceled)
+		return fmt.Errorf("worker: %s: %w", e.Message, context.Canceled)
 	}
-	return res, fmt.Errorf("%w: worker: %s", pipeline.ErrInternal, w.Error.Message)
+	return fmt.Errorf("%w: worker: %s", pipeline.ErrInternal, e.Message)
 }
