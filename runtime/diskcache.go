@@ -2,10 +2,13 @@ package runtime
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -17,46 +20,72 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// The on-disk cache of what an engine derives from a module's bytes besides
-// compiled code (which the engines cache themselves): the instrumented
+// The on-disk cache of what an engine derives from a module's bytes: its
+// compiled code (compiledKey; both engines keep it here), the instrumented
 // module, a reactor's initial memory image, and snapshots (CachedSnapshot).
 // Rebuilding them is most of a warm process start: for the QuickJS engine,
-// instrumenting takes ~6 ms, splitting the image ~3 ms, loading a tool a few
-// more.
+// compiling takes a second, instrumenting ~6 ms, splitting the image ~3 ms,
+// loading a tool a few more.
 //
-// An entry is a file named by its key and holds the BLAKE3 digest of its
-// key and contents: an entry that does not match (truncated, corrupted,
-// copied under another name) is ignored, removed and rebuilt, never used.
-// The digest guards against accidents, not against someone who can write
-// the cache directory: they could as well replace the compiled code there.
-// Nothing read from the cache escapes the sandbox either way: admission runs
-// on the module's own bytes every time, and the engine validates the cached
-// instrumented module like any other.
+// An entry is a file named by its key and holds a keyed MAC of its key and
+// contents (see cachetrust.go for the key, and for who may own the
+// directory and its entries): an entry that does not verify (truncated,
+// corrupted, copied under another name, written without the key) is
+// removed and rebuilt, never used. Nothing read from the cache escapes the
+// sandbox either way: admission runs on the module's own bytes every time,
+// and the engine validates the cached instrumented module like any other.
 //
 // A key names everything an entry derives from: the digest of the module's
-// bytes and the versions of what transformed them, and the build of
-// wasmgate that made it (buildIdentity), so that a changed instrumenter or
-// QuickJS driver never meets an entry it did not write. Writing an entry
-// removes the entries a different build wrote for the same thing, so the
-// directory holds one per module and tool, not one per build, and the least
-// recently used beyond diskCacheMaxBytes.
+// bytes and the versions of what transformed and compiled them, and the
+// build of wasmgate that made it (buildIdentity), so that a changed
+// instrumenter, engine or QuickJS driver never meets an entry it did not
+// write. Writing an entry removes the entries a different build wrote for
+// the same thing, so the directory holds one per module and tool, not one
+// per build, and the least recently used beyond diskCacheMaxBytes.
 
 // diskCacheVersion is bumped whenever the layout of an entry changes.
 const diskCacheVersion = 1
 
-// diskCacheMagic begins every entry.
-const diskCacheMagic = "wasmgate cache v1\n"
+// diskCacheMagic begins every entry. v2: the entry's digest is a keyed MAC
+// (v1 entries do not verify, and are rebuilt).
+const diskCacheMagic = "wasmgate cache v2\n"
 
 // diskCache is the cache in one directory; the zero value (no directory)
 // caches nothing.
-type diskCache struct{ dir string }
+type diskCache struct {
+	dir string
+	// key is the MAC key (cacheMACKey).
+	key []byte
+}
 
-// newDiskCache returns the cache kept in cacheDir ("" for none).
+// newDiskCache returns the cache kept in cacheDir ("" for none), or none
+// when cacheDir, or the directory of entries in it, is not to be trusted
+// or the MAC key cannot be had: then a warning says why and what to do,
+// and the engine compiles without a cache.
 func newDiskCache(cacheDir string) diskCache {
 	if cacheDir == "" {
 		return diskCache{}
 	}
-	return diskCache{dir: filepath.Join(cacheDir, fmt.Sprintf("wasmgate-v%d", diskCacheVersion))}
+	refuse := func(err error) diskCache {
+		warnCache(fmt.Sprintf("wasmgate: not using the compilation cache: %v. Compiling without it; to use it, make it this user's own and writable by nobody else (chown; chmod go-w), or choose another directory (--cache-dir, WASMGATE_CACHE_DIR)", err))
+		return diskCache{}
+	}
+	if err := trustedDir(cacheDir); err != nil {
+		return refuse(err)
+	}
+	dir := filepath.Join(cacheDir, fmt.Sprintf("wasmgate-v%d", diskCacheVersion))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return refuse(err)
+	}
+	if err := trustedDir(dir); err != nil {
+		return refuse(err)
+	}
+	key, err := cacheMACKey()
+	if err != nil {
+		warnCache(fmt.Sprintf("wasmgate: not using the compilation cache %s: %v. Compiling without it", cacheDir, err))
+		return diskCache{}
+	}
+	return diskCache{dir: dir, key: key}
 }
 
 // diskKey names one entry: kind says what it is ("reactor", "snapshot"),
@@ -81,10 +110,14 @@ func (c diskCache) path(k diskKey) string {
 	return filepath.Join(c.dir, k.stem()+hex.EncodeToString(sum[:12]))
 }
 
-// entryDigest is what an entry holds to be verified by: the digest of its
-// full key and its contents.
-func entryDigest(k diskKey, payload []byte) [32]byte {
-	h := blake3.New()
+// entryDigest is what an entry holds to be verified by: the keyed MAC of
+// its full key and its contents.
+func (c diskCache) entryDigest(k diskKey, payload []byte) [32]byte {
+	h, err := blake3.NewKeyed(c.key)
+	if err != nil {
+		// Only a key of the wrong size; newDiskCache gives none such.
+		panic(fmt.Sprintf("runtime: cache key of %d bytes: %v", len(c.key), err))
+	}
 	full := k.full()
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(len(full)))
@@ -97,17 +130,27 @@ func entryDigest(k diskKey, payload []byte) [32]byte {
 }
 
 // get returns the contents of the entry under k, when there is one and it
-// verifies. An entry that does not verify is removed.
+// verifies. An entry that does not verify, or that is not this user's own
+// and private, is removed.
 func (c diskCache) get(k diskKey) ([]byte, bool) {
 	if c.dir == "" {
 		return nil, false
 	}
 	path := c.path(k)
-	b, err := os.ReadFile(path)
-	if err != nil {
+	b, err := readTrusted(path)
+	var untrusted *untrustedError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false
+	case errors.As(err, &untrusted):
+		warnCache(fmt.Sprintf("wasmgate: a compilation cache entry is removed and rebuilt: %v; an entry must be this user's own and writable by nobody else", err))
+		_ = os.Remove(path)
+		return nil, false
+	case err != nil:
+		_ = os.Remove(path) // unreadable: rebuilt
 		return nil, false
 	}
-	payload, ok := verifyEntry(k, b)
+	payload, ok := c.verifyEntry(k, b)
 	if !ok {
 		_ = os.Remove(path)
 		return nil, false
@@ -118,15 +161,46 @@ func (c diskCache) get(k diskKey) ([]byte, bool) {
 	return payload, true
 }
 
+// readTrusted reads the file at path, when it is this user's own regular
+// file, writable by nobody else (checked on the file opened, not on the
+// path).
+func readTrusted(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := trustedFile(path, fi); err != nil {
+		return nil, err
+	}
+	// A file that grew since Stat is read in part, and does not verify.
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// remove removes the entry under k.
+func (c diskCache) remove(k diskKey) {
+	if c.dir != "" {
+		_ = os.Remove(c.path(k))
+	}
+}
+
 // verifyEntry returns the contents of entry file b when it is an entry of
-// k's and its digest matches.
-func verifyEntry(k diskKey, b []byte) ([]byte, bool) {
+// k's and its MAC matches.
+func (c diskCache) verifyEntry(k diskKey, b []byte) ([]byte, bool) {
 	rest, ok := bytes.CutPrefix(b, []byte(diskCacheMagic))
 	if !ok || len(rest) < 32 {
 		return nil, false
 	}
 	payload := rest[32:]
-	if sum := entryDigest(k, payload); !bytes.Equal(sum[:], rest[:32]) {
+	if sum := c.entryDigest(k, payload); !hmac.Equal(sum[:], rest[:32]) {
 		return nil, false
 	}
 	return payload, true
@@ -147,7 +221,7 @@ func (c diskCache) put(k diskKey, payload []byte) {
 	if err != nil {
 		return
 	}
-	sum := entryDigest(k, payload)
+	sum := c.entryDigest(k, payload)
 	_, werr := tmp.Write(append(append([]byte(diskCacheMagic), sum[:]...), payload...))
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr

@@ -7,15 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
 
-	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/host"
 	"github.com/wasmgate/wasmgate/runtime/internal/instrument"
 )
@@ -46,8 +43,9 @@ const errEngineClosed = errorString("runtime: the engine is closed")
 type wasmtimeEngine struct {
 	engine *wasmtime.Engine
 	epochs *epochTicker
-	// cacheDir keeps serialized compiled modules across processes ("" none).
-	cacheDir string
+	// disk keeps compiled code, instrumented reactors and snapshots across
+	// processes (diskcache.go).
+	disk diskCache
 	// uninstrumented, nativeFuel, noEpoch: see Config (benchmarks only).
 	uninstrumented bool
 	nativeFuel     bool
@@ -84,7 +82,7 @@ func newWasmtimeEngine(_ context.Context, cfg Config) (Engine, error) {
 	}
 	e := &wasmtimeEngine{
 		engine:         wasmtime.NewEngineWithConfig(wc),
-		cacheDir:       cfg.cacheDir,
+		disk:           newDiskCache(cfg.cacheDir),
 		uninstrumented: cfg.uninstrumented || cfg.nativeFuel,
 		nativeFuel:     cfg.nativeFuel,
 		noEpoch:        cfg.noEpoch,
@@ -158,7 +156,7 @@ func (e *wasmtimeEngine) Load(ctx context.Context, wasm []byte) (Module, error) 
 
 func (e *wasmtimeEngine) LoadReactor(ctx context.Context, wasm []byte, glue host.Glue) (Reactor, error) {
 	mod, err := e.cache.get(ctx, cacheKey(wasm, &glue), func() (*wasmtimeModule, error) {
-		r, err := prepareReactor(newDiskCache(e.cacheDir), wasm, glue, e.uninstrumented, true)
+		r, err := prepareReactor(e.disk, wasm, glue, e.uninstrumented, true)
 		if err != nil {
 			return nil, err
 		}
@@ -214,41 +212,30 @@ func kinds(ts []*wasmtime.ValType) []wasmtime.ValKind {
 }
 
 // compileCode compiles code, through the on-disk cache when there is one:
-// compiled code is kept under the digest of the exact bytes compiled, and
-// wasmtime itself refuses an artifact of another version or configuration
-// (which is then compiled and replaced).
+// compiled code is kept as an entry bound to the exact bytes compiled, the
+// version of wasmtime-go and the engine's configuration (diskcache.go), and
+// deserialized only once it verifies (wasmtime runs what it deserializes
+// as it is). An entry wasmtime refuses (another version's, which its own
+// header check catches) is removed, and the code compiled and kept again.
 func (e *wasmtimeEngine) compileCode(code []byte) (*wasmtime.Module, error) {
-	var path string
-	if e.cacheDir != "" {
-		variant := "wasmtime"
-		if e.nativeFuel {
-			variant += "-fuel"
-		}
-		if e.noEpoch {
-			variant += "-noepoch"
-		}
-		path = filepath.Join(e.cacheDir, variant+"-"+audit.Digest(code)+".cwasm")
-		if m, err := wasmtime.NewModuleDeserializeFile(e.engine, path); err == nil {
-			return m, nil
+	var key diskKey
+	if e.disk.dir != "" {
+		key = compiledKey(fmt.Sprintf("wasmtime %s native-fuel=%t no-epoch=%t", moduleVersion("github.com/bytecodealliance/wasmtime-go/v39"), e.nativeFuel, e.noEpoch), code)
+		if b, ok := e.disk.get(key); ok {
+			if m, err := wasmtime.NewModuleDeserialize(e.engine, b); err == nil {
+				return m, nil
+			}
+			e.disk.remove(key)
 		}
 	}
 	m, err := wasmtime.NewModule(e.engine, code)
 	if err != nil {
 		return nil, &AdmissionError{Problem: "the module does not validate", Err: err}
 	}
-	if path != "" {
+	if e.disk.dir != "" {
 		// The cache is an optimization: failing to write it is no error.
 		if b, err := m.Serialize(); err == nil {
-			tmp, err := os.CreateTemp(e.cacheDir, ".cwasm-*")
-			if err == nil {
-				_, werr := tmp.Write(b)
-				if cerr := tmp.Close(); werr == nil && cerr == nil {
-					werr = os.Rename(tmp.Name(), path)
-				}
-				if werr != nil {
-					os.Remove(tmp.Name())
-				}
-			}
+			e.disk.put(key, b)
 		}
 	}
 	return m, nil
@@ -734,7 +721,7 @@ type wasmtimeReactor struct {
 }
 
 func (r wasmtimeReactor) snapshotCache() (diskCache, string) {
-	return newDiskCache(r.m.engine.cacheDir), r.origin
+	return r.m.engine.disk, r.origin
 }
 
 func (r wasmtimeReactor) Info() ModuleInfo { return r.m.info }

@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"time"
@@ -38,9 +40,11 @@ type wazeroEngine struct {
 	moduleConfig wazero.ModuleConfig
 
 	cache compileCache[*wazeroModule]
-	// disk keeps instrumented reactors and snapshots across processes
-	// (diskcache.go), in the compilation cache directory.
+	// disk keeps compiled code, instrumented reactors and snapshots across
+	// processes (diskcache.go), in the compilation cache directory; code
+	// is how wazero's compiled code goes there (nil: not kept).
 	disk  diskCache
+	code  *wazeroCodeCache
 	mu    sync.Mutex
 	glues map[string]bool // glues whose imports are instantiated
 }
@@ -63,12 +67,18 @@ func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
 	rc = rc.WithCoreFeatures(api.CoreFeaturesV2).
 		WithCloseOnContextDone(interp || cfg.watchContext).
 		WithCustomSections(false)
-	if cfg.cacheDir != "" {
-		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
-		if err != nil {
-			return nil, fmt.Errorf("compilation cache: %w", err)
+	disk := newDiskCache(cfg.cacheDir)
+	var code *wazeroCodeCache
+	if disk.dir != "" && !interp {
+		// (The interpreter compiles nothing worth keeping: wazero keeps no
+		// cache for it.)
+		var err error
+		engine := fmt.Sprintf("wazero %s %s/%s close-on-context-done=%t", moduleVersion("github.com/tetratelabs/wazero"), goruntime.GOARCH, goruntime.GOOS, cfg.watchContext)
+		if code, err = newWazeroCodeCache(disk, engine); err != nil {
+			warnCache(fmt.Sprintf("wasmgate: compiling without a cache of compiled code: %v", err))
+		} else {
+			rc = rc.WithCompilationCache(code.cache)
 		}
-		rc = rc.WithCompilationCache(cache)
 	}
 	e := &wazeroEngine{
 		name:           cfg.engine,
@@ -79,10 +89,11 @@ func newWazeroEngine(ctx context.Context, cfg Config) (*wazeroEngine, error) {
 		rt:             wazero.NewRuntimeWithConfig(ctx, rc),
 		moduleConfig:   wazero.NewModuleConfig().WithName("").WithStartFunctions().WithRandSource(zeroReader{}),
 		glues:          map[string]bool{},
-		disk:           newDiskCache(cfg.cacheDir),
+		disk:           disk,
+		code:           code,
 	}
 	if err := e.instantiateHost(ctx, host.WASIModule, host.WASI()); err != nil {
-		_ = e.rt.Close(ctx)
+		_ = e.Close(ctx)
 		return nil, err
 	}
 	return e, nil
@@ -123,7 +134,11 @@ func valueTypes(ts []host.ValueType) []api.ValueType {
 func (e *wazeroEngine) Name() EngineName { return e.name }
 
 func (e *wazeroEngine) Close(ctx context.Context) error {
-	return e.rt.Close(context.WithoutCancel(ctx))
+	err := e.rt.Close(context.WithoutCancel(ctx))
+	if e.code != nil {
+		err = errors.Join(err, e.code.close())
+	}
+	return err
 }
 
 func (e *wazeroEngine) Load(ctx context.Context, wasm []byte) (Module, error) {
@@ -154,7 +169,14 @@ func (e *wazeroEngine) compile(ctx context.Context, wasm []byte) (*wazeroModule,
 }
 
 func (e *wazeroEngine) compileCode(ctx context.Context, code []byte) (wazero.CompiledModule, error) {
-	compiled, err := e.rt.CompileModule(ctx, code)
+	compile := func() (wazero.CompiledModule, error) { return e.rt.CompileModule(ctx, code) }
+	var compiled wazero.CompiledModule
+	var err error
+	if e.code != nil {
+		compiled, err = e.code.compile(ctx, code, compile)
+	} else {
+		compiled, err = compile()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
