@@ -134,3 +134,60 @@ func TestRunJSAllowsImportsInsideTheTree(t *testing.T) {
 	require.Equal(t, exitSuccess, r.code, r.stdout+r.stderr)
 	assert.JSONEq(t, `{"s":"dep-json-note"}`, string(parseResult(t, r).Output))
 }
+
+// Issue 23, item 4: the type check reads only the script's tree and runs
+// under bounds.
+
+func TestScriptTypeCheckRefusesFilesOutsideTheTree(t *testing.T) {
+	// Bundling drops type-only imports and reference directives, so these
+	// reach the type check, which refuses them before checking anything.
+	for _, tt := range []struct{ name, src, spec string }{
+		{"import type", "import type { Key } from \"../types.ts\";\nexport const k: Key = { apiKey: \"x\" };\nexport default 1;\n", "../types.ts"},
+		{"reference directive", "/// <reference path=\"../ref.d.ts\" />\nexport default refd.apiKey;\n", "../ref.d.ts"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			proj := outsideTree(t, map[string]string{"main.ts": tt.src})
+			dir := filepath.Dir(proj)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "types.ts"), []byte(`export type Key = { apiKey: "`+hostSecret+`" };`), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "ref.d.ts"), []byte(`declare var refd: { apiKey: "`+hostSecret+`" };`), 0o644))
+			script := filepath.Join(proj, "main.ts")
+			log := filepath.Join(t.TempDir(), "audit.jsonl")
+
+			r := wasmgate(t, "", "script", script, "--audit", log)
+			assert.Equal(t, exitUsage, r.code)
+			assert.Empty(t, r.stdout, "nothing ran")
+			assert.Equal(t, "wasmgate script: cannot type-check "+script+": "+script+": "+treeRule("script")+`"`+tt.spec+`" is outside it: nothing was run`+"\n", r.stderr)
+			assert.NoFileExists(t, log, "nothing was audited")
+		})
+	}
+}
+
+// pathologicalScript keeps the type checker going until a bound stops it.
+var pathologicalScript = filepath.Join("..", "..", "jstool", "tscheck", "testdata", "pathological.ts")
+
+func TestScriptTypeCheckBounds(t *testing.T) {
+	tests := []struct {
+		name   string
+		flags  []string
+		stderr string
+	}{
+		// Each case puts the other bound out of reach, so the one named is
+		// the only one that can stop the compiler.
+		{"time", []string{"--check-timeout", "500ms", "--check-memory-mb", "65536"},
+			"wasmgate script: type-checking " + pathologicalScript + " took longer than --check-timeout 500ms: the compiler was stopped and nothing was run (raise --check-timeout, or --no-check skips the check)\n"},
+		{"memory", []string{"--check-timeout", "10m", "--check-memory-mb", "256"},
+			"wasmgate script: type-checking " + pathologicalScript + " needed more than --check-memory-mb 256: the compiler was stopped and nothing was run (raise --check-memory-mb, or --no-check skips the check)\n"},
+		{"bad timeout", []string{"--check-timeout", "0s"},
+			"wasmgate script: --check-timeout 0s: want a positive duration (e.g. 30s); --no-check skips the check\n"},
+		{"bad memory", []string{"--check-memory-mb", "-1"},
+			"wasmgate script: --check-memory-mb -1: want a positive number of MiB up to 1073741824; --no-check skips the check\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := wasmgate(t, "", append([]string{"script", pathologicalScript}, tt.flags...)...)
+			assert.Equal(t, exitUsage, r.code)
+			assert.Empty(t, r.stdout)
+			assert.Equal(t, tt.stderr, r.stderr)
+		})
+	}
+}

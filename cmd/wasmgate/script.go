@@ -37,6 +37,13 @@ library (no DOM, no Node I/O): every error is printed as FILE:LINE:COL: error
 TSCODE: MESSAGE and nothing runs (exit 2). --no-check skips it; --emit-types DIR
 writes the declarations for an editor (as 'wasmgate types' does).
 
+The script is untrusted: bundling and the type check read only its own tree
+(the nearest directory up from it holding package.json, else its own, and the
+node_modules packages found from there, links resolved), and an import, an
+import type or a /// <reference> reaching anything else is refused (exit 2).
+The type check runs under --check-timeout and --check-memory-mb; a check that
+passes either stops, and nothing runs (exit 2).
+
 Every tool call is a governed, audited action (one trace id per run). console.log
 goes to stdout, console.warn and console.error to stderr. An uncaught exception,
 and a promise rejection no handler takes (even after the result settled), ends
@@ -65,6 +72,8 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	fs.Uint64Var(&limits.Fuel, "fuel", jstool.ScriptLimits.Fuel, "the script's instruction budget (tool calls have their own)")
 	fs.Var(uint32Flag{&limits.MemoryPages}, "memory-pages", "the script's memory limit in 64 KiB pages")
 	noCheck := fs.Bool("no-check", false, "run a TypeScript script without type-checking it first")
+	checkTimeout := fs.Duration("check-timeout", tscheck.DefaultTimeout, "the type check's wall-clock bound: a check that takes longer stops, and nothing runs")
+	checkMemoryMB := fs.Int64("check-memory-mb", tscheck.DefaultMaxMemory>>20, "the type check's memory bound in MiB (the compiler's resident memory, and its output): a check that needs more stops, and nothing runs")
 	emitTypes := fs.String("emit-types", "", "write the declarations of the registry's tools (toolscript.d.ts, wasmgate-env.d.ts, tsconfig.json) into this directory; with no FILE, only that")
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -83,6 +92,14 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail("script", usagef("--engine: %v", err))
 	}
+	if *checkTimeout <= 0 {
+		return e.fail("script", usagef("--check-timeout %s: want a positive duration (e.g. 30s); --no-check skips the check", *checkTimeout))
+	}
+	if *checkMemoryMB <= 0 || *checkMemoryMB > 1<<30 {
+		return e.fail("script", usagef("--check-memory-mb %d: want a positive number of MiB up to %d; --no-check skips the check", *checkMemoryMB, 1<<30))
+	}
+	checker := tscheck.Default()
+	checker.Timeout, checker.MaxMemory = *checkTimeout, *checkMemoryMB<<20
 
 	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName).WithCompilationCacheDir(cacheDir(cacheDirFlag)))
 	if err != nil {
@@ -125,7 +142,7 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	}
 
 	if typed(files[0]) && !*noCheck {
-		ok, err := e.typeCheck(ctx, files[0], reg)
+		ok, err := e.typeCheck(ctx, checker, files[0], reg)
 		if err != nil {
 			return e.fail("script", err)
 		}

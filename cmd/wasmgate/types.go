@@ -162,16 +162,29 @@ func writeTypes(dir string, files map[string][]byte) error {
 }
 
 // typeCheck checks script against the registry's declarations with the
-// TypeScript compiler, writing each error to the stderr as
+// TypeScript compiler c, writing each error to the stderr as
 // FILE:LINE:COL: error TSCODE: MESSAGE. It reports whether the script
 // type-checks.
-func (e env) typeCheck(ctx context.Context, script string, reg *pipeline.Registry) (bool, error) {
+//
+// # Errors
+//
+// A usage error (exit 2) when the script reaches outside its tree or a
+// bound of the check stops the compiler, naming the flag that raises it.
+func (e env) typeCheck(ctx context.Context, c tscheck.Checker, script string, reg *pipeline.Registry) (bool, error) {
 	decls, err := declarations(reg)
 	if err != nil {
 		return false, usagef("%v", err)
 	}
-	diags, err := tscheck.Default().Check(ctx, script, decls)
-	if err != nil {
+	diags, err := c.Check(ctx, script, decls)
+	var te *tscheck.TreeError
+	switch {
+	case errors.As(err, &te):
+		return false, usagef("cannot type-check %s: %s: nothing was run", script, strings.Join(te.Problems, "; "))
+	case errors.Is(err, tscheck.ErrTimeBound):
+		return false, usagef("type-checking %s took longer than --check-timeout %s: the compiler was stopped and nothing was run (raise --check-timeout, or --no-check skips the check)", script, c.Timeout)
+	case errors.Is(err, tscheck.ErrMemoryBound):
+		return false, usagef("type-checking %s needed more than --check-memory-mb %d: the compiler was stopped and nothing was run (raise --check-memory-mb, or --no-check skips the check)", script, c.MaxMemory>>20)
+	case err != nil:
 		return false, fmt.Errorf("type-checking %s (run with --no-check to skip it): %w", script, err)
 	}
 	for _, d := range diags {

@@ -1,18 +1,18 @@
 package tscheck
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/wasmgate/wasmgate/jstool/internal/confine"
 )
 
 // toolscriptDecl is the declaration file that, when given, is where the
@@ -66,12 +66,19 @@ type compilerOptions struct {
 // decls, and a file the script imports by its path joined to the script's
 // directory as given.
 //
+// Before the check, the compiler lists the files the check would read
+// (--listFilesOnly): a file outside the script's tree makes a *TreeError,
+// and the check does not run. The listing and the check together run under
+// c's time bound, each under its memory bound.
+//
 // # Errors
 //
 // An error (not diagnostics) when the compiler cannot run: it cannot be
 // fetched (Ensure), the script is not a readable file, a name in decls is not
 // a plain file name ending in .ts, or the compiler's output is not the
-// diagnostics it prints.
+// diagnostics it prints. A *TreeError when the script reaches outside its
+// tree. An error matching ErrTimeBound or ErrMemoryBound when a bound stopped
+// the compiler.
 func (c Checker) Check(ctx context.Context, script string, decls map[string][]byte) ([]Diagnostic, error) {
 	abs, err := filepath.Abs(script)
 	if err != nil {
@@ -81,6 +88,10 @@ func (c Checker) Check(ctx context.Context, script string, decls map[string][]by
 		return nil, fmt.Errorf("tscheck: script: %w", err)
 	} else if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("tscheck: script %q is not a regular file", script)
+	}
+	tree, err := confine.Entry(abs)
+	if err != nil {
+		return nil, fmt.Errorf("tscheck: script: %w", err)
 	}
 	names := make([]string, 0, len(decls))
 	for name := range decls {
@@ -144,36 +155,118 @@ func (c Checker) Check(ctx context.Context, script string, decls map[string][]by
 		return nil, fmt.Errorf("tscheck: %w", err)
 	}
 
+	names = append(names, "tsconfig.json")
+	files := newFileNames(script, abs, work, names)
+
 	// --singleThreaded: on a script this small, the compiler's parallel
 	// parsing and checking costs more than it saves (BenchmarkCheck50Lines:
 	// about 31 ms a Check without it, 26 ms with, on a 2-core machine).
-	cmd := exec.CommandContext(ctx, bin, "--project", configFile, "--noEmit", "--pretty", "false", "--singleThreaded")
-	cmd.Dir = work
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("tscheck: type-checking %s stopped: %w", script, ctx.Err())
+	common := []string{"--project", configFile, "--pretty", "false", "--singleThreaded"}
+
+	// What the check would read is the compiler's own list, not a scan of
+	// the sources: a scanner would have to know every form that makes the
+	// compiler read a file (import, import type, typeof import("…"),
+	// /// <reference path> and types, JSDoc @import in JavaScript, a
+	// package.json's types and typesVersions, export conditions) and follow
+	// them across files by TypeScript's resolution rules, while the list is
+	// exact by construction. Listing parses the files but checks nothing and
+	// prints no diagnostic about them, so no content reaches anyone; it
+	// runs under the same bounds. It costs a second start of the compiler
+	// (about 20 ms).
+	b := c.bounds(time.Now()) // after Ensure: a first download is not the check's time
+	listed, _, _, err := run(ctx, b, script, bin, work, append([]string{"--listFilesOnly", "--explainFiles"}, common...)...)
+	if err != nil {
+		return nil, err
 	}
-	var exit *exec.ExitError
-	if runErr != nil && !errors.As(runErr, &exit) {
-		return nil, fmt.Errorf("tscheck: run %s: %w", bin, runErr)
+	if problems := outsideTree(string(listed), tree, files, filepath.Dir(bin)); len(problems) > 0 {
+		return nil, &TreeError{Script: script, Problems: problems}
 	}
 
-	names = append(names, "tsconfig.json")
-	files := newFileNames(script, abs, work, names)
-	diags, err := parseDiagnostics(stdout.String(), files.name)
+	stdout, stderr, code, err := run(ctx, b, script, bin, work, append([]string{"--noEmit"}, common...)...)
 	if err != nil {
-		return nil, fmt.Errorf("tscheck: %w (%s)", err, compilerOutput(&stdout, &stderr))
+		return nil, err
+	}
+	diags, err := parseDiagnostics(string(stdout), files.name)
+	if err != nil {
+		return nil, fmt.Errorf("tscheck: %w (%s)", err, compilerOutput(stdout, stderr))
 	}
 	// The compiler exits 1 (or 2) when it reports diagnostics and 0 when
 	// there are none; anything else is the compiler failing.
-	switch code := cmd.ProcessState.ExitCode(); {
+	switch {
 	case code == 0 && len(diags) == 0, (code == 1 || code == 2) && len(diags) > 0:
 		return diags, nil
 	default:
-		return nil, fmt.Errorf("tscheck: the compiler exited with status %d and %d diagnostics (%s)", code, len(diags), compilerOutput(&stdout, &stderr))
+		return nil, fmt.Errorf("tscheck: the compiler exited with status %d and %d diagnostics (%s)", code, len(diags), compilerOutput(stdout, stderr))
 	}
+}
+
+// bounds are c's bounds for a Check that begins at start.
+func (c Checker) bounds(start time.Time) bounds {
+	b := bounds{timeout: c.Timeout, maxMemory: c.MaxMemory}
+	if b.timeout <= 0 {
+		b.timeout = DefaultTimeout
+	}
+	if b.maxMemory <= 0 {
+		b.maxMemory = DefaultMaxMemory
+	}
+	b.deadline = start.Add(b.timeout)
+	return b
+}
+
+// explanation is the first line under a listed file that says which import
+// brought it in (--explainFiles): `Imported via "SPEC" from file 'FILE'`,
+// `Referenced via 'SPEC' from file 'FILE'`, `Type library referenced via
+// 'SPEC' from file 'FILE'`, each perhaps followed by more.
+var explanation = regexp.MustCompile(`^\s+(?:Imported|Referenced|Type library referenced) via (?:"([^"]*)"|'([^']*)') from file '(.*?)'`)
+
+// outsideTree reads the compiler's --listFilesOnly --explainFiles output
+// and returns a problem for each listed file that is neither in tree, nor
+// one of the files in work (the declarations), nor the compiler's own
+// standard library in libDir. A file is a line that is not indented and
+// not a diagnostic; the indented lines under it say why it is read, which
+// names the import in the problem when it can.
+func outsideTree(listing string, tree confine.Tree, files fileNames, libDir string) []string {
+	if real, err := filepath.EvalSymlinks(libDir); err == nil {
+		libDir = real
+	}
+	base := filepath.Dir(files.script)
+	var problems []string
+	lines := strings.Split(listing, "\n")
+	for i, line := range lines {
+		line = strings.TrimRight(line, "\r")
+		if line == "" || strings.HasPrefix(line, " ") || locatedLine.MatchString(line) || globalLine.MatchString(line) {
+			continue
+		}
+		file := filepath.FromSlash(line)
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(files.work, file)
+		}
+		file = filepath.Clean(file)
+		if filepath.Dir(file) == files.work && files.decls[filepath.Base(file)] {
+			continue
+		}
+		resolved, ok := tree.Contains(file)
+		if ok {
+			continue
+		}
+		name := filepath.Base(resolved)
+		if filepath.Dir(resolved) == libDir && strings.HasPrefix(name, "lib.") && strings.HasSuffix(name, ".d.ts") {
+			continue
+		}
+		// Named by the import that brought it in, when the compiler says.
+		importer, specifier := files.script, files.name(line)
+		for _, why := range lines[i+1:] {
+			if !strings.HasPrefix(why, " ") {
+				break
+			}
+			if m := explanation.FindStringSubmatch(why); m != nil {
+				importer, specifier = files.name(m[3]), m[1]+m[2]
+				break
+			}
+		}
+		problems = append(problems, importer+": "+tree.Refusal("script", specifier, resolved, base))
+	}
+	return problems
 }
 
 // checkDeclName refuses a decls name that is not a plain .ts file name in the
@@ -189,8 +282,8 @@ func checkDeclName(name string) error {
 }
 
 // compilerOutput is what the compiler printed, for an error message.
-func compilerOutput(stdout, stderr *bytes.Buffer) string {
-	out := strings.TrimSpace(stdout.String() + "\n" + stderr.String())
+func compilerOutput(stdout, stderr []byte) string {
+	out := strings.TrimSpace(string(stdout) + "\n" + string(stderr))
 	if out == "" {
 		return "it printed nothing"
 	}
