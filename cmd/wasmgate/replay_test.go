@@ -179,6 +179,10 @@ func TestReplayFixtures(t *testing.T) {
 		{"trap", []request{failed(`{}`, "EXECUTOR_EXCEPTION")}},
 		{"notjson", []request{failed(`{}`, "EXECUTOR_EXCEPTION", "OUTPUT_NOT_JSON")}},
 		{"grow", []request{{`{}`, "BLOCKED", []string{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}}}},
+		// Writes a global of every value type and memory, and outputs what
+		// it found: wazero's runs after the first take a recycled instance,
+		// which must be as fresh as the others' (a v128's high half too).
+		{"state", []request{ok(`{}`), ok(`[1,2,3]`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.module, func(t *testing.T) {
@@ -227,6 +231,11 @@ func TestReplayFixtures(t *testing.T) {
 				assert.Equal(t, rec.OutputDigest, got.OutputDigest)
 				assert.Equal(t, rec.ModuleDigest, got.ModuleDigest)
 				assert.Equal(t, rec.FuelUsed, got.FuelUsed)
+				if tt.module == "state" {
+					// What a fresh instance finds (guests/wat/state.wat).
+					fresh := `{"state":"4433221108070605040302010000c03f00000000000002c00100f0debc9a78563412f0debc9a785600010000000000"}`
+					assert.Equal(t, digestJSON(t, fresh), *got.OutputDigest)
+				}
 			}
 		})
 	}
