@@ -31,7 +31,7 @@ func TestLeaderFailover(t *testing.T) {
 	// Every replica caught up: a leader lost while the others still
 	// copy a stream just made is not what this test is about.
 	names := d.conn(t, Layout{}).Names
-	for _, stream := range []string{names.ActionsStream(), names.AuditStream(), "KV_" + names.RegistryBucket(), "OBJ_" + names.ModulesBucket()} {
+	for _, stream := range []string{names.ActionsStream(), names.AuditStream(), "KV_" + names.RegistryBucket(), "KV_" + names.RequestsBucket(), "OBJ_" + names.ModulesBucket()} {
 		require.Eventually(t, func() bool {
 			for _, s := range servers {
 				if !s.JetStreamIsStreamCurrent("$G", stream) {

@@ -48,6 +48,7 @@ func TestNamesInjective(t *testing.T) {
 		streams := map[string]string{
 			"actions stream": n.ActionsStream(), "audit stream": n.AuditStream(),
 			"modules stream": "OBJ_" + n.ModulesBucket(), "registry stream": "KV_" + n.RegistryBucket(),
+			"requests stream": "KV_" + n.RequestsBucket(),
 		}
 		for role, name := range streams {
 			require.Regexp(t, streamName, name, "%s of %q", role, p)
@@ -57,7 +58,7 @@ func TestNamesInjective(t *testing.T) {
 			}
 			owner[key] = fmt.Sprintf("the %s of %q", role, p)
 		}
-		for _, b := range []string{n.ModulesBucket(), n.RegistryBucket(), n.Workers()} {
+		for _, b := range []string{n.ModulesBucket(), n.RegistryBucket(), n.RequestsBucket(), n.Workers()} {
 			require.Regexp(t, bucketName, b, p)
 		}
 	}
@@ -66,6 +67,7 @@ func TestNamesInjective(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"WASMGATE_ACTIONS", "WASMGATE_AUDIT", "wasmgate_workers", "wasmgate_modules", "wasmgate_registry", "wasmgate.actions.>", "wasmgate.audit"},
 		[]string{d.ActionsStream(), d.AuditStream(), d.Workers(), d.ModulesBucket(), d.RegistryBucket(), d.ActionsSubjects(), d.AuditSubject()})
+	assert.Equal(t, "wasmgate_requests", d.RequestsBucket())
 	ta, err := NewNames("t-a")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"T-A_ACTIONS", "T-A_AUDIT"}, []string{ta.ActionsStream(), ta.AuditStream()})

@@ -55,7 +55,7 @@ func TestClusterFaultTolerance(t *testing.T) {
 	// current may find no server to answer (a worker does not retry
 	// loading it: it exits, for its supervisor to start it again).
 	awaitStreamsCurrent(t, servers, c.Names.ActionsStream(), c.Names.AuditStream(),
-		"KV_"+c.Names.RegistryBucket(), "OBJ_"+c.Names.ModulesBucket())
+		"KV_"+c.Names.RegistryBucket(), "KV_"+c.Names.RequestsBucket(), "OBJ_"+c.Names.ModulesBucket())
 
 	workers := []*faultWorker{startFaultWorker(t, urls, "worker-1"), startFaultWorker(t, urls, "worker-2")}
 	for _, w := range workers {
@@ -385,7 +385,8 @@ func faultMetaLeader(servers []*server.Server) *server.Server {
 const faultAccount = "$G"
 
 // gatherLeadership makes the leader of the workers' consumer the leader
-// of the actions and audit streams too, and returns it: shutting it down
+// of the actions and audit streams and of the request index too, and
+// returns it: shutting it down
 // takes every leader the deployment relies on at once. The consumer's
 // leader stays where it is: moving it while workers wait for requests can
 // lose their pull requests, a fault of its own this test does not mean to
@@ -404,7 +405,7 @@ func gatherLeadership(t *testing.T, c *cluster.Conn, servers []*server.Server) *
 		return false
 	}, 30*time.Second, 50*time.Millisecond, "no leader of consumer %s", n.Workers())
 	req := []byte(fmt.Sprintf(`{"placement":{"preferred":%q}}`, leader.Name()))
-	for _, stream := range []string{n.ActionsStream(), n.AuditStream()} {
+	for _, stream := range []string{n.ActionsStream(), n.AuditStream(), "KV_" + n.RequestsBucket()} {
 		deadline := time.Now().Add(30 * time.Second)
 		for !leader.JetStreamIsStreamLeader(faultAccount, stream) {
 			require.True(t, time.Now().Before(deadline), "stream %s: no leadership on %s within 30s", stream, leader.Name())
@@ -462,7 +463,7 @@ func leadershipOf(s *server.Server, c *cluster.Conn) []string {
 	if s.JetStreamIsLeader() {
 		leads = append(leads, "the meta group")
 	}
-	for _, st := range []string{n.ActionsStream(), n.AuditStream()} {
+	for _, st := range []string{n.ActionsStream(), n.AuditStream(), "KV_" + n.RequestsBucket()} {
 		if s.JetStreamIsStreamLeader(faultAccount, st) {
 			leads = append(leads, "stream "+st)
 		}
