@@ -43,11 +43,14 @@ import (
 // the same thing, so the directory holds one per module and tool, not one
 // per build, and the least recently used beyond diskCacheMaxBytes.
 
-// diskCacheVersion is bumped whenever the layout of an entry changes.
+// diskCacheVersion names the directory of entries. A change that an old
+// entry cannot pass for changes diskCacheMagic instead, so old entries
+// are rebuilt in place rather than left behind in a directory no longer
+// read.
 const diskCacheVersion = 1
 
 // diskCacheMagic begins every entry. v2: the entry's digest is a keyed MAC
-// (v1 entries do not verify, and are rebuilt).
+// (a v1 entry does not verify, and is rebuilt).
 const diskCacheMagic = "wasmgate cache v2\n"
 
 // diskCache is the cache in one directory; the zero value (no directory)
@@ -88,8 +91,9 @@ func newDiskCache(cacheDir string) diskCache {
 	return diskCache{dir: dir, key: key}
 }
 
-// diskKey names one entry: kind says what it is ("reactor", "snapshot"),
-// what is everything it derives from but the build, which every key adds.
+// diskKey names one entry: kind says what it is ("compiled", "reactor",
+// "snapshot"), what is everything it derives from but the build, which
+// every key adds.
 type diskKey struct {
 	kind string
 	what string
