@@ -660,6 +660,38 @@ func TestNATSPrefixes(t *testing.T) {
 	assert.Equal(t, "wasmgate audit export: 2 records from TA_AUDIT\n", ex.stderr)
 }
 
+// TestNATSPrefixesDifferingInDash: prefixes that differ only in '-' and
+// '_' are two deployments on one server: each has its streams (T-A_… and
+// T_A_…), each its worker (both start), each request runs on its own
+// tenant's worker, and each chain holds its own tenant's records only.
+func TestNATSPrefixesDifferingInDash(t *testing.T) {
+	t.Parallel()
+	url := startNATS(t)
+	for _, prefix := range []string{"t-a", "t_a"} {
+		publishNATS(t, url, td("registry.json"), "--nats-prefix", prefix)
+		startWorker(t, url, "--nats-prefix", prefix)
+	}
+	traces := map[string]string{}
+	for i, prefix := range []string{"t-a", "t_a"} {
+		trace := pipeline.NewTraceID()
+		traces[prefix] = trace
+		r := wasmgate(t, "", "run", "--nats", url, "--nats-prefix", prefix, "--action", "math.sum",
+			"--input", fmt.Sprintf(`{"numbers":[%d]}`, i+1), "--trace-id", trace)
+		require.Equal(t, exitSuccess, r.code, r.stderr)
+		assert.Equal(t, fmt.Sprintf(`{"sum":%d}`, i+1), string(parseResult(t, r).Output))
+	}
+	for prefix, stream := range map[string]string{"t-a": "T-A_AUDIT", "t_a": "T_A_AUDIT"} {
+		ex := wasmgate(t, "", "audit", "export", "--nats", url, "--nats-prefix", prefix)
+		require.Equal(t, exitSuccess, ex.code, ex.stderr)
+		assert.Equal(t, "wasmgate audit export: 2 records from "+stream+"\n", ex.stderr)
+		for line := range strings.Lines(ex.stdout) {
+			var rec audit.Record
+			require.NoError(t, json.Unmarshal([]byte(line), &rec))
+			assert.Equal(t, traces[prefix], rec.TraceID, "record %d of %s's chain", rec.Seq, prefix)
+		}
+	}
+}
+
 // TestNATSCommandErrors: a deployment that cannot be reached is an error of
 // every command (exit 4, naming the URL), and flag errors are usage errors
 // that name the flag at fault.
