@@ -128,7 +128,7 @@ client() {
 answered() { cat "$work"/client.* 2>/dev/null | wc -l; }
 answered_at_least() { [[ $(answered) -ge $1 ]]; }
 
-step "Send $CALLS calls from $CLIENTS concurrent clients in the background" "curl -X POST $URL/execute-tool -d '{\"packageName\":\"math.sum\",\"name\":\"math.sum\",\"params\":{\"numbers\":[…]}}'   # x $CALLS"
+step "Send $CALLS calls from $CLIENTS concurrent clients in the background" "curl -X POST $URL/execute-tool -H \"content-type: application/json\" -d '{\"packageName\":\"math.sum\",\"name\":\"math.sum\",\"params\":{\"numbers\":[…]}}'   # x $CALLS"
 client_pids=()
 for ((n = 1; n <= CLIENTS; n++)); do
 	client "$n" &
