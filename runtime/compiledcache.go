@@ -2,12 +2,13 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -82,20 +83,20 @@ func wazeroFileName(name string) bool {
 // (NewCompilationCacheWithDir: a file per module, named by a hash of the
 // module and of CPU features it keeps internal, checked by a CRC32 only,
 // and an unreadable file fails the compilation), with no hook to check what
-// it reads. So wazero is given a directory of its own, made private for
-// this engine, that nothing else writes: before a compilation, the entry
-// for the code, verified (diskCache.get), is written there under the name
-// wazero gave its file; after it, the file wazero wrote there (when it
-// compiled) is stored as the entry, and the directory is emptied. wazero
-// thus reads only code that this user's wasmgate compiled from the same
-// bytes, and an entry that does not verify costs a compilation, never a
-// verdict.
+// it reads. So wazero is given a directory of its own, which exists only
+// while this engine compiles, inside the cache's own directory (which no
+// other user may write): before a compilation, the entry for the code,
+// verified (diskCache.get), is written there under the name wazero gave its
+// file; after it, the file wazero wrote there (when it compiled) is stored
+// as the entry, and the directory is removed. wazero thus reads only code
+// that this user's wasmgate compiled from the same bytes, and an entry that
+// does not verify costs a compilation, never a verdict.
 //
 // The other ways were worse: checking wazero's files in a shared directory
 // before each compilation cannot know which one wazero will read (the CPU
 // features in its name), so every file would be checked every time; a
 // directory per module needs a wazero runtime per module. The price here
-// is a copy of the code into the private directory on a warm start (a few
+// is a copy of the code into wazero's directory on a warm start (a few
 // milliseconds for the 4 MB of the QuickJS engine), and compilations
 // through one engine taking turns, so that the file wazero writes is known
 // to be the compilation's.
@@ -103,37 +104,64 @@ type wazeroCodeCache struct {
 	disk diskCache
 	// engine names wazero's version and configuration in keys.
 	engine string
-	// dir is the directory wazero was given, removed by close; files is
-	// where wazero keeps its files in it.
+	// dir is the directory wazero was given, files where wazero keeps its
+	// files in it; both exist only during a compilation.
 	dir, files string
 	cache      wazero.CompilationCache
 
 	mu sync.Mutex // held for a whole compilation: see above
 }
 
+// wazeroDirPrefix begins the name of the directory a wazero engine is
+// given in the cache's directory (evict leaves names beginning with a dot
+// alone).
+const wazeroDirPrefix = ".wazero-"
+
+// staleWazeroDir is the age past which a wazero engine's directory is
+// left over from a process that ended while compiling: a compilation takes
+// seconds.
+const staleWazeroDir = time.Hour
+
 // newWazeroCodeCache returns the cache of code compiled by a wazero engine
 // described by engine, kept in disk.
 //
 // # Errors
 //
-// When the private directory cannot be made.
+// When wazero's directory cannot be made.
 func newWazeroCodeCache(disk diskCache, engine string) (*wazeroCodeCache, error) {
-	dir, err := os.MkdirTemp("", "wasmgate-wazero-") // 0700, a new name
+	removeStaleWazeroDirs(disk.dir)
+	dir, err := os.MkdirTemp(disk.dir, wazeroDirPrefix) // 0700, a new name
 	if err != nil {
 		return nil, err
 	}
+	defer os.RemoveAll(dir) // made again for each compilation
 	cache, err := wazero.NewCompilationCacheWithDir(dir)
 	if err != nil {
-		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	// wazero makes one directory in it, named after its version.
 	des, err := os.ReadDir(dir)
 	if err != nil || len(des) != 1 || !des[0].IsDir() {
-		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("wazero's compilation cache in %s does not hold one directory", dir)
 	}
 	return &wazeroCodeCache{disk: disk, engine: engine, dir: dir, files: filepath.Join(dir, des[0].Name()), cache: cache}, nil
+}
+
+// removeStaleWazeroDirs removes what processes that ended while compiling
+// left in dir.
+func removeStaleWazeroDirs(dir string) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		if !de.IsDir() || !strings.HasPrefix(de.Name(), wazeroDirPrefix) {
+			continue
+		}
+		if fi, err := de.Info(); err == nil && time.Since(fi.ModTime()) > staleWazeroDir {
+			_ = os.RemoveAll(filepath.Join(dir, de.Name()))
+		}
+	}
 }
 
 // compile runs compile, which compiles code on the engine this cache
@@ -142,7 +170,12 @@ func newWazeroCodeCache(disk diskCache, engine string) (*wazeroCodeCache, error)
 func (c *wazeroCodeCache) compile(ctx context.Context, code []byte, compile func() (wazero.CompiledModule, error)) (wazero.CompiledModule, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	defer c.empty()
+	// wazero fails a compilation whose file it cannot write: its directory
+	// must be there, even when the entry cannot be staged.
+	if err := os.MkdirAll(c.files, 0o700); err != nil {
+		return nil, fmt.Errorf("making wazero's compilation cache directory: %w", err)
+	}
+	defer os.RemoveAll(c.dir)
 	k := compiledKey(c.engine, code)
 	staged := c.stage(k)
 	compiled, err := compile()
@@ -151,7 +184,7 @@ func (c *wazeroCodeCache) compile(ctx context.Context, code []byte, compile func
 		// layout, or a bug): not a verdict on the module, which is
 		// compiled without it.
 		c.disk.remove(k)
-		c.empty()
+		_ = os.Remove(staged.path)
 		staged = nil
 		compiled, err = compile()
 	}
@@ -221,26 +254,4 @@ func (c *wazeroCodeCache) keep(k diskKey, s *staged) {
 		return
 	}
 	c.disk.put(k, encodeCompiledEntry(written[0], file))
-}
-
-// empty removes every file in wazero's directory: wazero keeps what it
-// compiled in memory, and the entries are in the on-disk cache.
-func (c *wazeroCodeCache) empty() {
-	des, err := os.ReadDir(c.files)
-	if err != nil {
-		return
-	}
-	for _, de := range des {
-		_ = os.RemoveAll(filepath.Join(c.files, de.Name()))
-	}
-}
-
-// close removes the private directory.
-func (c *wazeroCodeCache) close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := os.RemoveAll(c.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("removing the compilation cache's directory: %w", err)
-	}
-	return nil
 }

@@ -666,3 +666,32 @@ func TestBadCacheKeyDisablesTheCache(t *testing.T) {
 		})
 	}
 }
+
+// TestWazeroDirectoryOnlyWhileCompiling: the directory a wazero engine
+// gives wazero exists only while it compiles, so nothing is left behind by
+// an engine that is never closed; one a process left when it ended while
+// compiling is removed by a later engine once stale.
+func TestWazeroDirectoryOnlyWhileCompiling(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, fmt.Sprintf("wasmgate-v%d", diskCacheVersion))
+	require.NoError(t, os.MkdirAll(sub, 0o700))
+	stale, recent := filepath.Join(sub, wazeroDirPrefix+"stale"), filepath.Join(sub, wazeroDirPrefix+"recent")
+	for _, d := range []string{stale, recent} {
+		require.NoError(t, os.MkdirAll(filepath.Join(d, "wazero-x"), 0o700))
+	}
+	old := time.Now().Add(-2 * staleWazeroDir)
+	require.NoError(t, os.Chtimes(stale, old, old))
+
+	ctx := context.Background()
+	e, err := NewEngine(ctx, NewConfig().WithCompilationCacheDir(dir))
+	require.NoError(t, err)
+	mod, err := e.Load(ctx, recycleFixture(t, "upper.wasm"))
+	require.NoError(t, err)
+	out, err := mod.Run(ctx, recycleInput(`{"text":"abc"}`))
+	require.NoError(t, err)
+	assert.Equal(t, `{"text":"ABC"}`, string(out.Output))
+	left, err := filepath.Glob(filepath.Join(sub, wazeroDirPrefix+"*"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{recent}, left, "the stale directory is removed, the engine's own is gone after compiling, a recent one (another process's) is kept")
+	require.NoError(t, e.Close(ctx))
+}

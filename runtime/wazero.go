@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	goruntime "runtime"
 	"strings"
@@ -134,11 +133,7 @@ func valueTypes(ts []host.ValueType) []api.ValueType {
 func (e *wazeroEngine) Name() EngineName { return e.name }
 
 func (e *wazeroEngine) Close(ctx context.Context) error {
-	err := e.rt.Close(context.WithoutCancel(ctx))
-	if e.code != nil {
-		err = errors.Join(err, e.code.close())
-	}
-	return err
+	return e.rt.Close(context.WithoutCancel(ctx))
 }
 
 func (e *wazeroEngine) Load(ctx context.Context, wasm []byte) (Module, error) {
