@@ -317,3 +317,21 @@ func TestSnapshotableRefusesInexactGlobals(t *testing.T) {
 		})
 	}
 }
+
+// TestV128ResetBody: the reset function sets each v128 global from its
+// initializer's constant; a global whose initializer is anything else
+// makes the module not recyclable.
+func TestV128ResetBody(t *testing.T) {
+	c := append([]byte{0xfd, 12}, make([]byte, 16)...)
+	c[2], c[17] = 1, 2
+	m := &wasmbin.Module{Globals: []wasmbin.Global{
+		{ValType: valI32, Mutable: true, Init: []byte{0x41, 0, 0x0b}},
+		{ValType: valV128, Mutable: true, Init: append(c, 0x0b)},
+		{ValType: valV128, Mutable: true, Init: []byte{0x23, 0, 0x0b}}, // global.get
+	}}
+	body, ok := v128ResetBody(m, []uint32{1})
+	require.True(t, ok)
+	assert.Equal(t, append(append([]byte{0}, c...), 0x24, 1, 0x0b), body, "no locals; v128.const, global.set 1; end")
+	_, ok = v128ResetBody(m, []uint32{1, 2})
+	assert.False(t, ok)
+}
