@@ -18,32 +18,6 @@ import (
 	"github.com/wasmgate/wasmgate/pipeline"
 )
 
-// The request index (RequestsBucket) makes a request id name one request
-// for ever, whatever the stream's deduplication window and the workers'
-// memory: a request id that has a verdict is never executed again, it is
-// answered with that verdict.
-//
-// A worker claims an id before executing its request: an entry naming the
-// request message (its stream sequence) and the chain's last seq then, after
-// which every record of the request lies. Once the verdict is stored it
-// replaces the claim with the verdict's seq and the answer it gives. Then:
-//
-//   - a message whose id is judged is answered with the answer stored,
-//     marked as reused;
-//   - a message whose id another message claims, and that message is still
-//     queued, waits for it (it is delivered again a second later);
-//   - a message whose claim is its own (it is delivered again: its worker
-//     stopped), or whose claim's message is gone, looks on the chain for
-//     what was stored of the id after the claim's seq. A verdict there is
-//     the answer: a message of its own runs again only to recover the
-//     output (its records resolve to the stored ones; see claim), another
-//     message is answered from the record.
-//
-// The chain is the truth, the index its durable lookup: the one window in
-// which they differ (a worker stopped between storing a verdict and
-// indexing it) is closed by the claim's seq, which bounds where the chain
-// is searched.
-
 // headerIndexed marks an audit message whose request is claimed in the
 // request index; a verdict without it (stored by a wasmgate before the index,
 // or beside it) is indexed when a worker starts (see Worker.indexChain).
@@ -88,7 +62,31 @@ func requestKey(id string) string {
 	return "=" + audit.Digest([]byte(id))
 }
 
-// requestIndex is a deployment's RequestsBucket.
+// requestIndex is a deployment's request index (RequestsBucket), which
+// makes a request id name one request for ever, whatever the stream's
+// deduplication window and the workers' memory: a request id that has a
+// verdict is never executed again, it is answered with that verdict.
+//
+// A worker claims an id before executing its request: an entry naming the
+// request message (its stream sequence) and the chain's last seq then, after
+// which every record of the request lies. Once the verdict is stored it
+// replaces the claim with the verdict's seq and the answer it gives. Then:
+//
+//   - a message whose id is judged is answered with the answer stored,
+//     marked as reused;
+//   - a message whose id another message claims, and that message is still
+//     queued, waits for it (it is delivered again a second later);
+//   - a message whose claim is its own (it is delivered again: its worker
+//     stopped), or whose claim's message is gone, looks on the chain for
+//     what was stored of the id after the claim's seq. A verdict there is
+//     the answer: a message of its own runs again only to recover the
+//     output (its records resolve to the stored ones; see claim), another
+//     message is answered from the record.
+//
+// The chain is the truth, the index its durable lookup: the one window in
+// which they differ (a worker stopped between storing a verdict and
+// indexing it) is closed by the claim's seq, which bounds where the chain
+// is searched.
 type requestIndex struct {
 	kv     jetstream.KeyValue
 	bucket string
