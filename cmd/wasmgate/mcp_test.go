@@ -188,7 +188,9 @@ func TestMCPListsAnAISDKToolsOwnSchema(t *testing.T) {
 	code, err := os.ReadFile(filepath.Join(src, "weather.ts"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "weather.ts"), code, 0o644))
-	require.NoError(t, os.Symlink(filepath.Join(src, "node_modules"), filepath.Join(dir, "node_modules")))
+	// A copy, not a link to the fixture's node_modules: a link out of the
+	// tool's tree is refused like any import outside it.
+	copyTree(t, filepath.Join(src, "node_modules"), filepath.Join(dir, "node_modules"))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "weather.manifest.json"), []byte(`{"executor_id":"weather","version":"1.0.0","capabilities":[]}`), 0o644))
 	config := filepath.Join(dir, "registry.json")
 	require.NoError(t, os.WriteFile(config, []byte(`{
