@@ -64,21 +64,23 @@ func TestRunJSRefusesImportsOutsideTheTree(t *testing.T) {
 			`tool.js:1:15: ` + treeRule("tool") + `"./conf.json" is outside it (it resolves to ../secret.json)`,
 			map[string]string{"conf.json": "->../secret.json"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			files := map[string]string{tt.file: tt.src}
-			for k, v := range tt.extra {
-				files[k] = v
-			}
-			tool := filepath.Join(outsideTree(t, files), tt.file)
-			r := wasmgate(t, "", "run", "--js", tool, "--input", `{}`)
-			assert.Equal(t, exitBlocked, r.code, r.stderr)
-			res := parseResult(t, r)
-			assert.Equal(t, "BLOCKED", res.Status)
-			assert.Equal(t, []string{"EXECUTOR_INVALID"}, res.ReasonCodes)
-			assert.Equal(t, `executor "tool": cannot bundle `+tool+": "+tt.problem, res.Message)
-			assert.NotContains(t, r.stdout, hostSecret)
-		})
+	for _, engine := range engineNames() {
+		for _, tt := range tests {
+			t.Run(engine+"/"+tt.name, func(t *testing.T) {
+				files := map[string]string{tt.file: tt.src}
+				for k, v := range tt.extra {
+					files[k] = v
+				}
+				tool := filepath.Join(outsideTree(t, files), tt.file)
+				r := wasmgate(t, "", "run", "--engine", engine, "--js", tool, "--input", `{}`)
+				assert.Equal(t, exitBlocked, r.code, r.stderr)
+				res := parseResult(t, r)
+				assert.Equal(t, "BLOCKED", res.Status)
+				assert.Equal(t, []string{"EXECUTOR_INVALID"}, res.ReasonCodes)
+				assert.Equal(t, `executor "tool": cannot bundle `+tool+": "+tt.problem, res.Message)
+				assert.NotContains(t, r.stdout, hostSecret)
+			})
+		}
 	}
 }
 
@@ -130,9 +132,13 @@ func TestRunJSAllowsImportsInsideTheTree(t *testing.T) {
 		"node_modules/dep/package.json": `{"name":"dep","version":"1.0.0","main":"index.js"}`,
 		"node_modules/dep/index.js":     "exports.word = \"dep\";\n",
 	}), "src", "tool.ts")
-	r := wasmgate(t, "", "run", "--js", tool, "--input", `{}`)
-	require.Equal(t, exitSuccess, r.code, r.stdout+r.stderr)
-	assert.JSONEq(t, `{"s":"dep-json-note"}`, string(parseResult(t, r).Output))
+	for _, engine := range engineNames() {
+		t.Run(engine, func(t *testing.T) {
+			r := wasmgate(t, "", "run", "--engine", engine, "--js", tool, "--input", `{}`)
+			require.Equal(t, exitSuccess, r.code, r.stdout+r.stderr)
+			assert.JSONEq(t, `{"s":"dep-json-note"}`, string(parseResult(t, r).Output))
+		})
+	}
 }
 
 // Issue 23, item 4: the type check reads only the script's tree and runs
