@@ -242,12 +242,13 @@ type confinement struct {
 	noun string
 }
 
-// confinePluginName names confinePlugin's errors among esbuild's.
+// confinePluginName names the confinement's plugin, and so its errors among
+// esbuild's.
 const confinePluginName = "wasmgate-confine"
 
 // confineMarker is the PluginData of the precise plugin's own resolution of
-// an import, which it lets through to esbuild's resolver instead of
-// checking again.
+// an import (build.Resolve runs every plugin again), which it lets through
+// to esbuild's resolver instead of checking again.
 type confineMarker struct{}
 
 // plugin refuses every host file outside the tree before esbuild reads it:
