@@ -1,8 +1,19 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -232,4 +243,72 @@ func copyTree(t *testing.T, src, dst string) {
 		return os.WriteFile(target, data, 0o644)
 	})
 	require.NoError(t, err)
+}
+
+// npmServing serves one package version (files under package/ in its
+// tarball) as an npm registry, and points npm at it with a cache and
+// configuration of the test's own.
+func npmServing(t *testing.T, name, version string, files map[string]string) {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not on PATH")
+	}
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, file := range slices.Sorted(maps.Keys(files)) {
+		body := []byte(files[file])
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: "package/" + file, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}))
+		_, err := tw.Write(body)
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, gz.Close())
+	tarball := buf.Bytes()
+	sum := sha512.Sum512(tarball)
+
+	mux := http.NewServeMux()
+	reg := httptest.NewServer(mux)
+	t.Cleanup(reg.Close)
+	tarballPath := "/-/" + name + "-" + version + ".tgz"
+	mux.HandleFunc("GET "+tarballPath, func(w http.ResponseWriter, r *http.Request) { w.Write(tarball) })
+	mux.HandleFunc("GET /"+name, func(w http.ResponseWriter, r *http.Request) {
+		var manifest map[string]any
+		assert.NoError(t, json.Unmarshal([]byte(files["package.json"]), &manifest))
+		manifest["dist"] = map[string]any{"tarball": reg.URL + tarballPath, "integrity": "sha512-" + base64.StdEncoding.EncodeToString(sum[:])}
+		w.Header().Set("Content-Type", "application/json")
+		assert.NoError(t, json.NewEncoder(w).Encode(map[string]any{
+			"name": name, "versions": map[string]any{version: manifest}, "dist-tags": map[string]string{"latest": version},
+		}))
+	})
+	userConfig := filepath.Join(t.TempDir(), "npmrc")
+	require.NoError(t, os.WriteFile(userConfig, nil, 0o644))
+	t.Setenv("npm_config_registry", reg.URL+"/")
+	t.Setenv("npm_config_cache", t.TempDir())
+	t.Setenv("npm_config_userconfig", userConfig)
+}
+
+func TestToolStoreRefusesAPackageReadingHostFiles(t *testing.T) {
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Skip("this host has no /etc/passwd")
+	}
+	npmServing(t, "leaky", "1.0.0", map[string]string{
+		"package.json": `{"name": "leaky", "version": "1.0.0", "type": "module", "exports": "./index.js"}`,
+		"index.js":     "import t from \"/etc/passwd\" with { type: \"text\" };\nexport default { execute: () => ({ t }) };\n",
+	})
+	refusal := `add leaky@1.0.0: cannot bundle leaky@1.0.0: node_modules/leaky/index.js:1:15: imports must stay inside the package's tree: "." (the directory the packages are installed in) and the node_modules packages found from there, links resolved; "/etc/passwd" is outside it`
+
+	store := t.TempDir()
+	r := wasmgate(t, "", "tools", "add", "leaky@1.0.0", "--tools-dir", store)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "wasmgate tools add: "+refusal+"\n", r.stderr)
+	entries, err := os.ReadDir(store)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing was installed")
+
+	// run --package adds a missing package the same way, and runs nothing.
+	r = wasmgate(t, "", "run", "--package", "leaky@1.0.0", "--tool", "default", "--tools-dir", store, "--input", `{}`)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Empty(t, r.stdout, "no verdict: nothing ran")
+	assert.Equal(t, "wasmgate: adding leaky@1.0.0 to the tool store "+store+"\nwasmgate run: "+refusal+"\n", r.stderr)
 }

@@ -369,10 +369,12 @@ func (e env) ensureInstalled(ctx context.Context, store jstool.Store, spec strin
 	return toolsError(err)
 }
 
-// toolsError makes a package that does not exist or a bad spec a usage
-// error: the user named something that is not there.
+// toolsError makes a package that does not exist, a bad spec, or a
+// package that does not bundle (a syntax error, an import outside its
+// tree) a usage error: the user named something that cannot be added.
 func toolsError(err error) error {
-	if errors.Is(err, jstool.ErrPackageNotFound) || errors.Is(err, jstool.ErrInvalidSpec) {
+	var be *jstool.BundleError
+	if errors.Is(err, jstool.ErrPackageNotFound) || errors.Is(err, jstool.ErrInvalidSpec) || errors.As(err, &be) {
 		return usagef("%v", err)
 	}
 	return err
