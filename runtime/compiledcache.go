@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -186,6 +188,14 @@ func (c *wazeroCodeCache) compile(ctx context.Context, code []byte, compile func
 		c.disk.remove(k)
 		_ = os.Remove(staged.path)
 		staged = nil
+		compiled, err = compile()
+	}
+	var pathErr *fs.PathError
+	if err != nil && ctx.Err() == nil && errors.As(err, &pathErr) {
+		// wazero keeps the code in memory before it writes its file, and
+		// fails the compilation when the write fails (a full disk, a file
+		// size limit): asked again, it answers from memory. A cache that
+		// cannot be written costs nothing but the cache.
 		compiled, err = compile()
 	}
 	if err != nil {
