@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,6 +46,22 @@ func requireMCPRefusal(t *testing.T, body []byte, code int, msg string) {
 // mcpHeaders are what a streamable HTTP client sends with a POST.
 var mcpHeaders = []string{"Accept", "application/json, text/event-stream"}
 
+// sumRegistry is a registry of math.sum alone: what these tests call. (The
+// whole of testdata/registry.json holds a 3 MB Go guest, whose first
+// compilation in a race-detector build can outlast the wait for serve to
+// listen.)
+func sumRegistry(t *testing.T) string {
+	t.Helper()
+	wasm, err := filepath.Abs(td("sum.wasm"))
+	require.NoError(t, err)
+	config := filepath.Join(t.TempDir(), "registry.json")
+	require.NoError(t, os.WriteFile(config, []byte(fmt.Sprintf(`{
+  "executors": {"sum": {"wasm": %q}},
+  "actions": {"math.sum": {"executor": "sum", "version": ">=1.0.0 <2.0.0", "capabilities": ["MATH"]}}
+}`, wasm)), 0o644))
+	return config
+}
+
 func mcpInitialize(id int, version string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, id, version)
 }
@@ -58,7 +75,7 @@ const forbiddenWithoutKey = `this server has no API key, so it serves no web pag
 // at all; the listed page is served; /mcp validates Origin, bounds bodies
 // by --max-body-bytes, refuses batches under 2025-06-18 and caps sessions.
 func TestServeRefusesWebPagesWithoutAKey(t *testing.T) {
-	url := startServeInProcess(t, "--config", td("registry.json"), "--tools-dir", t.TempDir(),
+	url := startServeInProcess(t, "--config", sumRegistry(t), "--tools-dir", t.TempDir(),
 		"--cors-origin", "https://app.example", "--max-body-bytes", "2048",
 		"--mcp-max-sessions", "3", "--mcp-idle-timeout", "1h")
 	c := newProtocolClient(url, "")
@@ -135,7 +152,7 @@ func TestServeRefusesWebPagesWithoutAKey(t *testing.T) {
 // The attack as written, scaled down: abandoned initialize calls. A
 // session nobody uses ends after --mcp-idle-timeout and frees its place.
 func TestServeMCPIdleSessionsEnd(t *testing.T) {
-	url := startServeInProcess(t, "--config", td("registry.json"), "--tools-dir", t.TempDir(),
+	url := startServeInProcess(t, "--config", sumRegistry(t), "--tools-dir", t.TempDir(),
 		"--mcp-max-sessions", "1", "--mcp-idle-timeout", "200ms")
 	c := newProtocolClient(url, "")
 	r := c.do(t, http.MethodPost, "/mcp", mcpInitialize(1, "2025-06-18"), mcpHeaders...)
@@ -162,7 +179,7 @@ func TestServeMCPIdleSessionsEnd(t *testing.T) {
 // as MCP requires.
 func TestServeWithAKeyServesWebPages(t *testing.T) {
 	t.Setenv("EXECUTOR_API_KEY", "sekret")
-	url := startServeInProcess(t, "--config", td("registry.json"), "--tools-dir", t.TempDir())
+	url := startServeInProcess(t, "--config", sumRegistry(t), "--tools-dir", t.TempDir())
 	c := newProtocolClient(url, "sekret")
 	r, tr := c.execute(t, "/execute-tool", call("math.sum", "", "math.sum", `{"numbers":[1,2]}`), "Origin", "https://evil.example")
 	requireSuccess(t, r, tr, `{"sum":3}`)
