@@ -19,9 +19,10 @@ import (
 // code: engine names the engine, its version and whatever of its
 // configuration changes the code it makes; code is the exact bytes compiled
 // (the instrumented module, whose digest binds the entry to the module it
-// came from).
+// came from). Nothing else goes into the code, so every build of wasmgate
+// shares the entry (diskKey.anyBuild).
 func compiledKey(engine string, code []byte) diskKey {
-	return diskKey{kind: "compiled", what: fmt.Sprintf("engine %s\ncode %s", engine, digestHex(code))}
+	return diskKey{kind: "compiled", what: fmt.Sprintf("engine %s\ncode %s", engine, digestHex(code)), anyBuild: true}
 }
 
 // moduleVersion is the version of the Go module path linked into this

@@ -93,10 +93,18 @@ func newDiskCache(cacheDir string) diskCache {
 
 // diskKey names one entry: kind says what it is ("compiled", "reactor",
 // "snapshot"), what is everything it derives from but the build, which
-// every key adds.
+// every key adds unless anyBuild.
 type diskKey struct {
 	kind string
 	what string
+	// anyBuild: what names everything the entry derives from, so every
+	// build of wasmgate shares it. Compiled code is such an entry: it
+	// derives from the exact bytes compiled and the engine's version and
+	// configuration alone. Sharing it is what lets every test binary (a
+	// build each) and every installed wasmgate on a machine compile a
+	// large module once, and keeps builds from replacing each other's
+	// entries.
+	anyBuild bool
 }
 
 // stem is the file-name prefix every build shares for the same thing.
@@ -106,7 +114,12 @@ func (k diskKey) stem() string {
 }
 
 // full is what the entry's digest covers besides its contents.
-func (k diskKey) full() string { return k.kind + "\n" + k.what + "\n" + buildIdentity() }
+func (k diskKey) full() string {
+	if k.anyBuild {
+		return k.kind + "\n" + k.what + "\nany build"
+	}
+	return k.kind + "\n" + k.what + "\n" + buildIdentity()
+}
 
 // path is the entry's file.
 func (c diskCache) path(k diskKey) string {

@@ -202,7 +202,7 @@ func TestPutReplacesOtherBuildsEntries(t *testing.T) {
 func TestEvictRemovesTheLeastRecentlyUsed(t *testing.T) {
 	c := newDiskCache(t.TempDir())
 	payload := make([]byte, 1000)
-	keys := []diskKey{{"snapshot", "1"}, {"snapshot", "2"}, {"snapshot", "3"}, {"snapshot", "4"}}
+	keys := []diskKey{{kind: "snapshot", what: "1"}, {kind: "snapshot", what: "2"}, {kind: "snapshot", what: "3"}, {kind: "snapshot", what: "4"}}
 	for _, k := range keys {
 		c.put(k, payload)
 	}
