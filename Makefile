@@ -42,7 +42,7 @@ protocol/mcp/testdata/tsclient/node_modules/.package-lock.json: protocol/mcp/tes
 	cd protocol/mcp/testdata/tsclient && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
 test: engine testdata-js
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 # The fast loop: without the race detector, the long cases in their -short
 # variants.
@@ -53,7 +53,7 @@ test-short: engine testdata-js
 # to every engine-by-engine test and runs the cross-engine suite
 # (pipeline/crossengine_test.go). Without the race detector: see README.
 test-wasmtime: engine testdata-js
-	$(GO) test -tags wasmtime -count=1 $(PKGS)
+	$(GO) test -tags wasmtime -count=1 -timeout 20m $(PKGS)
 
 # Formatting, vet and module tidiness; fails on any diff they produce.
 check:
