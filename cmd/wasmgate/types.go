@@ -121,6 +121,7 @@ var tsconfig = tsconfigMarker + ` from the registry: the options 'wasmgate scrip
     "target": "ES2023",
     "lib": ["ES2023"],
     "module": "ESNext",
+    "moduleDetection": "force",
     "moduleResolution": "bundler",
     "types": [],
     "skipLibCheck": true,

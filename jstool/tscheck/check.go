@@ -42,6 +42,7 @@ type compilerOptions struct {
 	NoLib                        bool                `json:"noLib,omitempty"`
 	LibReplacement               bool                `json:"libReplacement"`
 	Module                       string              `json:"module"`
+	ModuleDetection              string              `json:"moduleDetection"`
 	ModuleResolution             string              `json:"moduleResolution"`
 	Types                        []string            `json:"types"`
 	SkipLibCheck                 bool                `json:"skipLibCheck"`
@@ -62,7 +63,8 @@ type compilerOptions struct {
 // It writes the decls and a tsconfig.json into a fresh temporary directory,
 // runs the compiler with --noEmit and --pretty false, parses its output, and
 // returns every error. The options are strict, noEmit, target ES2023, lib
-// ["ES2023"], module ESNext, moduleResolution bundler, types [],
+// ["ES2023"], module ESNext, moduleDetection force (every script is a
+// module, imports or not), moduleResolution bundler, types [],
 // skipLibCheck, allowJs, checkJs false, noUncheckedSideEffectImports false,
 // allowImportingTsExtensions, and paths {"toolscript": [the toolscript.d.ts
 // written]} when decls holds toolscript.d.ts. The compiler reports syntax
@@ -128,11 +130,15 @@ func (c Checker) Check(ctx context.Context, script string, decls map[string][]by
 
 	config := tsconfig{
 		CompilerOptions: compilerOptions{
-			Strict:                       true,
-			NoEmit:                       true,
-			Target:                       "ES2023",
-			Lib:                          []string{"ES2023"},
-			Module:                       "ESNext",
+			Strict: true,
+			NoEmit: true,
+			Target: "ES2023",
+			Lib:    []string{"ES2023"},
+			Module: "ESNext",
+			// A toolscript is a module whether or not it imports or
+			// exports anything, as the engine runs it (and as Deno
+			// does): top-level await needs no `export {}`.
+			ModuleDetection:              "force",
 			ModuleResolution:             "bundler",
 			Types:                        []string{},
 			SkipLibCheck:                 true,
