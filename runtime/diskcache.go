@@ -11,13 +11,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/zeebo/blake3"
+
+	"github.com/wasmgate/wasmgate/internal/buildid"
 )
 
 // The on-disk cache of what an engine derives from a module's bytes: its
@@ -300,37 +300,8 @@ func (c diskCache) evict(max int64) {
 	}
 }
 
-// buildIdentity names the build of wasmgate running: its module version and
-// VCS revision when it was built from a clean checkout (go build stamps
-// them), else the executable's size and modification time as well, so that
-// a rebuilt binary (or test binary) never trusts what another build derived.
-var buildIdentity = sync.OnceValue(func() string {
-	var b strings.Builder
-	clean := false
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		fmt.Fprintf(&b, "%s %s %s %s", bi.GoVersion, bi.Path, bi.Main.Path, bi.Main.Version)
-		var revision, modified string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				revision = s.Value
-			case "vcs.modified":
-				modified = s.Value
-			}
-		}
-		fmt.Fprintf(&b, " %s %s", revision, modified)
-		clean = revision != "" && modified == "false"
-	}
-	if !clean {
-		exe, err := os.Executable()
-		if err == nil {
-			if fi, err := os.Stat(exe); err == nil {
-				fmt.Fprintf(&b, " %s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())
-			}
-		}
-	}
-	return b.String()
-})
+// buildIdentity names the build of wasmgate running (buildid.Identity).
+var buildIdentity = buildid.Identity
 
 // entryWriter lays out an entry's contents: unsigned varints, and byte
 // strings prefixed with their length.
