@@ -399,8 +399,28 @@
   // it ran, saying whether promise jobs are pending. As in Node, the
   // process.nextTick queue runs first; then the host runs the promise jobs
   // (tick answers true without doing anything else while there are some);
-  // only when both are empty does the next immediate or timer fire. It
-  // answers false when nothing is left that keeps the loop alive.
+  // only when both are empty does the loop go on, one callback a step,
+  // with the ticks and then the jobs run after each (as in Node 11 and
+  // later). An iteration has Node's phases: the timers due on the virtual
+  // clock, the poll phase (the messages of MessagePorts, from the source
+  // node:worker_threads sets), the check phase (the immediates set before
+  // it began), the close phase (close events). When an iteration leaves
+  // nothing to do, the clock moves to the next timer, which starts the next
+  // one. It answers false when nothing is left that keeps the loop alive.
+  let loopSource = null; // { poll(), close(), alive() }, see bridge.setLoopSource
+  let stage = 0; // 0: timers, 1: poll, 2: check, 3: close
+  let checking = []; // the check phase's immediates not yet run
+  function callback(fn, args) {
+    try { fn(...args); } catch (e) { uncaught(e); }
+    runTicks();
+  }
+  function fire(t) {
+    timers.splice(timers.indexOf(t), 1);
+    if (t._ref) refed--;
+    t._live = false;
+    if (t._repeat) t._schedule();
+    callback(t._fn, t._args);
+  }
   function tick(jobsPending) {
     if (ticks.length > 0) { runTicks(); return true; }
     if (jobsPending) return true;
@@ -413,24 +433,36 @@
       return true;
     }
     if (settledStops && state.k !== "pending") return false;
-    immediates = immediates.filter((im) => im._live);
-    if (immediates.length > 0) {
-      const due = immediates;
+    if (stage === 0) {
+      if (timers.length > 0 && timers[0]._at <= Date.now()) { fire(timers[0]); return true; }
+      stage = 1;
+    }
+    if (stage === 1) {
+      if (loopSource !== null && loopSource.poll()) { runTicks(); return true; }
+      stage = 2;
+      checking = immediates;
       immediates = [];
-      for (const im of due) {
+    }
+    if (stage === 2) {
+      while (checking.length > 0) {
+        const im = checking.shift();
         if (!im._live) continue;
         im._live = false;
-        try { im._fn(...im._args); } catch (e) { uncaught(e); }
+        callback(im._fn, im._args);
+        return true;
       }
-      return true;
+      stage = 3;
     }
+    if (stage === 3) {
+      if (loopSource !== null && loopSource.close()) { runTicks(); return true; }
+      stage = 0;
+    }
+    // The iteration is over; another one when it has something to do.
+    if (immediates.some((im) => im._live) || (loopSource !== null && loopSource.alive())) return true;
     if (refed === 0) return false;
-    const t = timers.shift();
-    if (t._ref) refed--;
-    t._live = false;
+    const t = timers[0];
     node("clock", String(t._at));
-    if (t._repeat) t._schedule();
-    try { t._fn(...t._args); } catch (e) { uncaught(e); }
+    fire(t);
     return true;
   }
   // A tool's execution ends when its result settles; a program's when
@@ -551,6 +583,9 @@
     stdio(fd) { if (stdio === null) stdio = toolStdio(); return stdio[fd]; },
     stderr(text) { bridge.stdio(2).write(text); },
     exit(code) { return exitImpl(code === undefined ? exitCode : code); },
+    // setLoopSource gives the event loop the messages of MessagePorts and
+    // BroadcastChannels (see tick), once.
+    setLoopSource(src) { if (loopSource === null) loopSource = src; },
     // program is null in a tool's engine; under wasmgate node it is
     // { stdin, write(fd, chunk), onExit(fn) } (see program below), from
     // which node:process makes its real streams.

@@ -332,13 +332,14 @@ func refused(result api.BuildResult) bool {
 // build runs esbuild and turns its errors into a *BundleError.
 //
 // Node's globals (Buffer, process, URL, crypto, …) come from the built-ins,
-// each only when the code names it. A build renames every free reference
+// each only when the code names it, and so do the engine features of
+// nodeFeatures (the legacy RegExp statics). A build renames every free reference
 // to a global not yet provided into a marker; when markers are found, the
 // code is built again with a first module that installs those globals on
 // globalThis (and whatever the built-ins that brought in name), until no
 // marker is left.
 func build(entry string, opts api.BuildOptions, c confinement) (Bundle, error) {
-	var installed []string
+	var installed, features []string
 	for {
 		o := opts
 		o.Define = make(map[string]string, len(opts.Define)+len(nodeGlobals))
@@ -350,14 +351,21 @@ func build(entry string, opts api.BuildOptions, c confinement) (Bundle, error) {
 				o.Define[g.name] = globalMarker(g.name)
 			}
 		}
+		o.Inject = slices.Clone(features)
 		if len(installed) > 0 {
-			o.Inject = []string{globalsInstaller + strings.Join(installed, ",")}
+			o.Inject = append(o.Inject, globalsInstaller+strings.Join(installed, ","))
 		}
 		b, err := buildOnce(entry, o, c)
 		if err != nil {
 			return Bundle{}, err
 		}
 		more := false
+		for _, f := range nodeFeatures {
+			if !slices.Contains(features, f.module) && f.named.Match(b.Source) {
+				features = append(features, f.module)
+				more = true
+			}
+		}
 		for _, g := range nodeGlobals {
 			if !slices.Contains(installed, g.name) && bytes.Contains(b.Source, []byte(globalMarker(g.name))) {
 				installed = append(installed, g.name)

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -63,6 +64,7 @@ var nodeModules = map[string]string{
 	"url":                 "url.js",
 	"util":                "util.js",
 	"util/types":          "util_types.js",
+	"worker_threads":      "worker_threads.js",
 	"zlib":                "zlib.js",
 }
 
@@ -97,7 +99,6 @@ var deniedModules = map[string]deniedModule{
 	"dns/promises":       {promises: true},
 	"tls":                {},
 	"dgram":              {},
-	"worker_threads":     {values: map[string]string{"isMainThread": "true", "parentPort": "null", "workerData": "null", "threadId": "0", "resourceLimits": "Object.freeze({})", "SHARE_ENV": `Symbol.for("nodejs.worker_threads.SHARE_ENV")`}},
 	"cluster":            {values: map[string]string{"isPrimary": "true", "isMaster": "true", "isWorker": "false", "workers": "Object.freeze({})"}},
 	"sqlite":             {},
 	"inspector":          {values: map[string]string{"console": "globalThis.console"}},
@@ -146,6 +147,25 @@ var nodeGlobals = []struct{ name, module, export string }{
 	{"structuredClone", "wasmgate:internal/structured_clone", "structuredClone"},
 	{"AbortController", "wasmgate:lib/abort-controller", "AbortController"},
 	{"AbortSignal", "wasmgate:lib/abort-controller", "AbortSignal"},
+	{"EventTarget", "wasmgate:internal/event_target", "EventTarget"},
+	{"Event", "wasmgate:internal/event_target", "Event"},
+	{"MessageEvent", "wasmgate:internal/messaging", "MessageEvent"},
+	{"MessageChannel", "wasmgate:internal/messaging", "MessageChannel"},
+	{"MessagePort", "wasmgate:internal/messaging", "MessagePort"},
+	{"BroadcastChannel", "wasmgate:internal/messaging", "BroadcastChannel"},
+}
+
+// nodeFeatures are what V8 has and the engine lacks that would cost every
+// bundle if always installed: the module that adds one is injected, before
+// the bundle's own code, only when that code matches named.
+var nodeFeatures = []struct {
+	module string
+	named  *regexp.Regexp
+}{
+	// RegExp.$1-$9, input ($_), lastMatch ($&), lastParen ($+), leftContext
+	// ($`), rightContext ($'), or RegExp[...]: wrapping exec costs a
+	// regex-heavy tool 1 to 5% of its fuel (see regexp_statics.js).
+	{"wasmgate:internal/regexp_statics", regexp.MustCompile("\\bRegExp\\s*(?:\\.\\s*(?:\\$[1-9_&+'`]|input\\b|lastMatch\\b|lastParen\\b|leftContext\\b|rightContext\\b)|\\[)")},
 }
 
 // IsNodeBuiltin reports whether name (with or without "node:") names a
