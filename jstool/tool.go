@@ -19,13 +19,22 @@ const (
 	// ErrToolInvalid: the export has no execute and is not a factory, or
 	// the tool's code threw while it was loaded (TOOL_INVALID).
 	ErrToolInvalid = errorString("TOOL_INVALID")
+	// ErrLoadMemoryExhausted: loading the tool needed more memory than its
+	// memory_pages allows (MEMORY_EXHAUSTED). The *LoadError says how much
+	// it had when an allocation was refused.
+	ErrLoadMemoryExhausted = errorString("MEMORY_EXHAUSTED")
 )
 
 // LoadError says why a tool was not admitted.
 type LoadError struct {
 	Tool string // the bundle's entry, for messages
-	Code error  // ErrToolNotFound or ErrToolInvalid
+	Code error  // ErrToolNotFound, ErrToolInvalid or ErrLoadMemoryExhausted
 	Msg  string
+	// MemoryPages is the memory limit the tool was loaded under, and
+	// MemoryBytes the size its memory had reached when loading ended: for
+	// ErrLoadMemoryExhausted, what a message says was used of what.
+	MemoryPages uint32
+	MemoryBytes uint64
 }
 
 func (e *LoadError) Error() string { return fmt.Sprintf("%s: %s: %s", e.Code, e.Tool, e.Msg) }
@@ -34,31 +43,46 @@ func (e *LoadError) Is(target error) bool {
 	return target == e.Code || target == runtime.ErrNotAdmitted
 }
 
-// fuelPerMs is the fuel a JS budget grants per millisecond of its wall
-// clock: twice what the fastest-burning tool measured (an integer loop,
-// about 6 billion units a second) spends in one (docs/BENCHMARKS.md,
-// Issue 14). Every default JS budget is its timeout times this, so that fuel
-// never stops ordinary work before the wall clock would, while it stays the
-// deterministic stop for runaway code on a machine up to twice as fast.
+// fuelPerMs is the fuel a toolscript's or a program's budget grants per
+// millisecond of its wall clock (ScriptLimits, ProgramLimits): twice what
+// the fastest-burning tool measured (an integer loop, about 6 billion units
+// a second) spends in one (docs/BENCHMARKS.md, Issue 14).
 const fuelPerMs = 12_000_000
 
-// LoadLimits bound loading a tool (evaluating the engine's setup, the prelude
-// and the tool's top-level code) before its snapshot is taken. Memory is the
-// tool's own memory_pages, so a snapshot always fits the executions.
-var LoadLimits = runtime.Limits{TimeoutMs: 60_000, Fuel: 60_000 * fuelPerMs}
+// A JS tool's default limits (docs/BENCHMARKS.md, Issue 24). Fuel, not the
+// clock, must end ordinary runaway code, so that a verdict does not depend
+// on how busy the machine is: the default fuel covers ordinary heavy
+// pure-JS work with room (SHA-3 of 300 KB in js-sha3 takes 9.7 billion),
+// and the clock is a backstop set to ten times what that fuel lasts at the
+// slowest rate measured on a loaded machine.
+const (
+	defaultFuel      = 20_000_000_000
+	defaultTimeoutMs = 120_000
+	// toolFuelPerMs keeps that ratio for a tool given only a time limit:
+	// its unset fuel is this for each millisecond of its timeout_ms.
+	toolFuelPerMs = defaultFuel / defaultTimeoutMs
+	// defaultMemoryPages (128 MiB) holds what loading the largest real
+	// packages measured needs (an @agentic tool on mathjs and zod: 27 MiB
+	// after loading a 2.2 MB bundle) several times over. Loading and calls
+	// share it: every call starts from the memory loading left.
+	defaultMemoryPages = 2048
+)
 
-// defaultFuel is a JS tool's fuel where its route, manifest and caller set
-// neither fuel nor time: its default timeout_ms (1 s) of fuel. It is lower
-// than a Wasm module's default because QuickJS, an interpreter, burns fuel
-// at a fraction of compiled code's rate.
-const defaultFuel = 1000 * fuelPerMs
+// LoadLimits bound loading a tool (evaluating the engine's setup, the prelude
+// and the tool's top-level code) before its snapshot is taken: fuel for
+// several times the largest load measured (12 billion), and a clock ten
+// times what that fuel lasts on a loaded machine. Memory is the tool's own
+// memory_pages (see Spec.CallLimits), so that a snapshot fits the
+// executions that start from it.
+var LoadLimits = runtime.Limits{TimeoutMs: 600_000, Fuel: 60_000_000_000}
 
 // defaultLimits are a JS tool's limits where its route, manifest and caller
-// set none: runtime.DefaultLimits with QuickJS's fuel, fuelPerMs for each
-// millisecond of whatever timeout_ms applies.
+// set none: runtime.DefaultLimits but for fuel, time and memory, with an
+// unset fuel being toolFuelPerMs for each millisecond of whatever
+// timeout_ms applies.
 func defaultLimits() runtime.Limits {
-	d := runtime.DefaultLimits.WithFuelPerMs(fuelPerMs)
-	d.Fuel = defaultFuel
+	d := runtime.DefaultLimits.WithFuelPerMs(toolFuelPerMs)
+	d.Fuel, d.TimeoutMs, d.MemoryPages = defaultFuel, defaultTimeoutMs, defaultMemoryPages
 	return d
 }
 
@@ -71,6 +95,13 @@ type Spec struct {
 	Export string
 	// Manifest is the tool's identity and limits.
 	Manifest runtime.Manifest
+	// CallLimits are the limits the tool's calls will run under over its
+	// manifest's, where the caller knows them when loading: a command's
+	// flags, a registry's routes to the tool, a front's configuration.
+	// Loading takes the largest memory_pages among them (each over the
+	// manifest's and the defaults), since every call starts from the
+	// memory loading left; none means the manifest's, else the default.
+	CallLimits []runtime.Limits
 	// Engine is the QuickJS engine module; nil means the embedded one.
 	Engine []byte
 }
@@ -115,32 +146,54 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 		name = "tool.js"
 	}
 	limits := LoadLimits
-	limits.MemoryPages = spec.Manifest.Limits.WithDefaults(defaultLimits()).MemoryPages
+	limits.MemoryPages = loadMemoryPages(spec)
 	load := host.QuickJSLoad(host.JSTool{Name: name, Source: spec.Bundle.Source, Export: spec.Export})
 	t := &Tool{reactor: reactor, manifest: spec.Manifest, digest: toolDigest(wasm, spec), load: load}
+	// A load whose tool threw fails the run rather than completing it, so
+	// that the runtime tells a throw that followed a refused memory.grow
+	// (MemoryExhausted) from any other: QuickJS reports running out of
+	// memory as whatever it was doing said, "out of memory", "null", even
+	// a SyntaxError from a parser that could not allocate.
+	var threw *host.ToolLoadError
+	var memBytes uint64
+	drive := func(ctx context.Context, inst host.Instance) ([]byte, error) {
+		out, err := load(ctx, inst)
+		if m := inst.Memory(); m != nil {
+			memBytes = uint64(m.Size())
+		}
+		if err != nil {
+			return nil, err
+		}
+		if _, perr := host.ParseJSLoad(out); errors.As(perr, &threw) {
+			return nil, &host.GuestFailure{Msg: threw.Message}
+		}
+		return out, nil
+	}
 	// The snapshot and what the load said come from the engine's on-disk
 	// cache when an earlier process loaded the same tool: the tool's digest
 	// names the engine module, the prelude, the source and the export, and
 	// name is the module name the tool is evaluated under.
-	snap, out, err := runtime.CachedSnapshot(ctx, reactor, "jstool.Load "+t.digest+" "+name, runtime.Input{Limits: limits}, runtime.Driver(load))
+	snap, out, err := runtime.CachedSnapshot(ctx, reactor, "jstool.Load "+t.digest+" "+name, runtime.Input{Limits: limits}, runtime.Driver(drive))
 	if err != nil {
 		return nil, err
 	}
-	if out.Kind != runtime.Completed {
+	switch {
+	case out.Kind == runtime.MemoryExhausted:
+		return nil, &LoadError{Tool: spec.Bundle.Entry, Code: ErrLoadMemoryExhausted, MemoryPages: limits.MemoryPages, MemoryBytes: memBytes,
+			Msg: fmt.Sprintf("loading the tool ran out of memory: memory_pages is %d (%s), its memory had grown to %s when more was refused",
+				limits.MemoryPages, mib(uint64(limits.MemoryPages)*pageBytes), mib(memBytes))}
+	case out.Kind == runtime.Failed && threw != nil:
+		return nil, loadFailure(spec.Bundle.Entry, threw)
+	case out.Kind != runtime.Completed:
 		return nil, &LoadError{Tool: spec.Bundle.Entry, Code: ErrToolInvalid,
 			Msg: fmt.Sprintf("loading the tool stopped: %s (%s)", out.Kind, out.Message)}
 	}
 	t.entry, err = host.ParseJSLoad(out.Output)
 	var tle *host.ToolLoadError
 	if errors.As(err, &tle) {
-		e := &LoadError{Tool: spec.Bundle.Entry, Code: ErrToolInvalid, Msg: tle.Message}
-		switch tle.Kind {
-		case "notfound":
-			e.Code = ErrToolNotFound
-		case "error":
-			e.Msg = "the tool threw while it was loaded: " + tle.Message
-		}
-		return nil, e
+		// A load cached by an earlier build, which completed with the
+		// tool's problem.
+		return nil, loadFailure(spec.Bundle.Entry, tle)
 	}
 	if err != nil {
 		return nil, err
@@ -148,6 +201,45 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 	t.snap, t.loadFuel = snap, out.FuelUsed
 	t.manifest = describedBy(spec.Manifest, t.entry.Info)
 	return t, nil
+}
+
+// loadFailure is the error of a tool that threw while it was loaded, or
+// whose export is missing or not a tool.
+func loadFailure(entry string, tle *host.ToolLoadError) *LoadError {
+	e := &LoadError{Tool: entry, Code: ErrToolInvalid, Msg: tle.Message}
+	switch tle.Kind {
+	case "notfound":
+		e.Code = ErrToolNotFound
+	case "error":
+		e.Msg = "the tool threw while it was loaded: " + tle.Message
+	}
+	return e
+}
+
+// loadMemoryPages is the memory limit a tool loads under: the largest
+// memory_pages among spec.CallLimits, each over the manifest's and the
+// defaults, else the manifest's, else the default.
+func loadMemoryPages(spec Spec) uint32 {
+	own := spec.Manifest.Limits.WithDefaults(defaultLimits())
+	if len(spec.CallLimits) == 0 {
+		return own.MemoryPages
+	}
+	var pages uint32
+	for _, l := range spec.CallLimits {
+		pages = max(pages, l.WithDefaults(own).MemoryPages)
+	}
+	return pages
+}
+
+// pageBytes is the size of a Wasm memory page.
+const pageBytes = 65536
+
+// mib writes a size in bytes as MiB for messages.
+func mib(b uint64) string {
+	if b%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", b>>20)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 }
 
 // describedBy is manifest m with the title, description and schemas the
@@ -210,8 +302,8 @@ func (t *Tool) LoadFuel() uint64 { return t.loadFuel }
 
 // DefaultLimits are the limits the tool runs under where its route, its
 // manifest and the caller's Input set none. They differ from
-// runtime.DefaultLimits in fuel only; the pipeline resolves a JS tool's
-// limits with these.
+// runtime.DefaultLimits in fuel, time and memory; the pipeline resolves a
+// JS tool's limits with these.
 func (t *Tool) DefaultLimits() runtime.Limits { return defaultLimits() }
 
 // Execute implements the pipeline's Executor: one execution, without an

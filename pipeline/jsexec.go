@@ -41,6 +41,21 @@ type ExecutorSource struct {
 	Bundle *jstool.Bundle `json:"-"`
 	// Manifest is the manifest of Bundle, and only of Bundle.
 	Manifest *runtime.Manifest `json:"-"`
+	// Limits are the limits the executor's calls will run under over its
+	// manifest's, where the caller knows them when loading (a command's
+	// flags, a registry's routes to it, a front's configuration): a JS
+	// tool loads in the largest memory_pages they give
+	// (jstool.Spec.CallLimits).
+	Limits []runtime.Limits `json:"-"`
+	// Defaults are limits for where the manifest sets none, as a front's
+	// configuration gives them (serve's and MCP's npm tools); a JS tool
+	// loads in their memory_pages too when its manifest sets none.
+	Defaults runtime.Limits `json:"-"`
+	// RaiseMemory names, for the message of a JS tool that runs out of
+	// memory while loading, the setting by which whoever gave this source
+	// raises its memory limit (a command's "--memory-pages"); empty: the
+	// tool's manifest (its sidecar file, its package.json).
+	RaiseMemory string `json:"-"`
 }
 
 // check reports a source that names no code, or more than one.
@@ -126,7 +141,10 @@ func loadSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, 
 	if err != nil {
 		return nil, err
 	}
-	return loadJS(ctx, engine, b, src.Tool, man)
+	if src.Defaults != (runtime.Limits{}) {
+		src.Limits = append(src.Limits, man.Limits.WithDefaults(src.Defaults))
+	}
+	return loadJS(ctx, engine, b, man, src)
 }
 
 // ResolveJS returns the bundle and manifest of the JS tool src names (JS,
@@ -183,12 +201,43 @@ func ResolveJS(src ExecutorSource, fallback runtime.Manifest) (jstool.Bundle, ru
 	return inst.Bundle, man, nil
 }
 
-func loadJS(ctx context.Context, engine runtime.Engine, b jstool.Bundle, export string, man runtime.Manifest) (Executor, error) {
-	t, err := jstool.Load(ctx, engine, jstool.Spec{Bundle: b, Export: export, Manifest: man})
+func loadJS(ctx context.Context, engine runtime.Engine, b jstool.Bundle, man runtime.Manifest, src ExecutorSource) (Executor, error) {
+	t, err := jstool.Load(ctx, engine, jstool.Spec{Bundle: b, Export: src.Tool, Manifest: man, CallLimits: src.Limits})
+	var le *jstool.LoadError
+	if errors.As(err, &le) && le.Code == jstool.ErrLoadMemoryExhausted {
+		return nil, raiseMemory{err: err, how: src.memorySetting(), pages: le.MemoryPages}
+	}
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// raiseMemory is a JS tool's running out of memory while loading, with
+// how its user raises the limit.
+type raiseMemory struct {
+	err   error
+	how   string
+	pages uint32
+}
+
+func (r raiseMemory) Error() string {
+	return fmt.Sprintf("%v; set %s above %d (e.g. %d)", r.err, r.how, r.pages, min(2*uint64(r.pages), runtime.MaxMemoryPages))
+}
+func (r raiseMemory) Unwrap() error { return r.err }
+
+// memorySetting names the setting that raises the memory limit of the JS
+// tool src names.
+func (s ExecutorSource) memorySetting() string {
+	switch {
+	case s.RaiseMemory != "":
+		return s.RaiseMemory
+	case s.JS != "":
+		return fmt.Sprintf(`"memory_pages" in the "limits" of its manifest %s`, sidecarPath(s.JS))
+	case s.Package != "":
+		return fmt.Sprintf(`"memory_pages" in the "limits" of the "wasmgate" field of the package.json of %s`, s.Package)
+	}
+	return `"memory_pages" in the "limits" of its manifest`
 }
 
 // notAdmitted is code that cannot be admitted as an executor (EXECUTOR_INVALID).
@@ -211,7 +260,7 @@ func refused(err error) error {
 // the same base name and the extension .manifest.json (tool.ts →
 // tool.manifest.json); without one the tool gets fallback.
 func sidecarManifest(file string, fallback runtime.Manifest) (runtime.Manifest, error) {
-	path := strings.TrimSuffix(file, filepath.Ext(file)) + ".manifest.json"
+	path := sidecarPath(file)
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return fallback, nil
@@ -224,6 +273,11 @@ func sidecarManifest(file string, fallback runtime.Manifest) (runtime.Manifest, 
 		return runtime.Manifest{}, fmt.Errorf("manifest %s: %w", path, err)
 	}
 	return m, nil
+}
+
+// sidecarPath is where the manifest of the JS file file is.
+func sidecarPath(file string) string {
+	return strings.TrimSuffix(file, filepath.Ext(file)) + ".manifest.json"
 }
 
 // packageManifest is the manifest of a tool in an npm package: the executor

@@ -181,7 +181,7 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 		} else {
 			res.ExecutorID = ref.executorID
 		}
-		block(res, StatusBlocked, ref.msg, ref.code)
+		block(res, StatusBlocked, ref.msg, append([]ReasonCode{ref.code}, ref.also...)...)
 		return nil
 	}
 	identify(res, exec, &tr.moduleDigest)

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -132,11 +134,23 @@ func validActionName(a string) error {
 // refusal is a request blocked before execution.
 type refusal struct {
 	code ReasonCode
+	// also are the codes that follow code (a limit's own code after
+	// LIMIT_EXCEEDED).
+	also []ReasonCode
 	msg  string
 	// exec is the executor when it is known, for the result's identity.
 	exec Executor
 	// executorID names the executor when it is registered but unusable.
 	executorID string
+}
+
+// codes are the refusal's reason codes, in order, for messages.
+func (r *refusal) codes() string {
+	out := string(r.code)
+	for _, c := range r.also {
+		out += " " + string(c)
+	}
+	return out
 }
 
 // resolve finds the executor for an action and checks the route's
@@ -161,6 +175,10 @@ func (r *Registry) resolve(action string) (Executor, runtime.Limits, *schemaSet,
 		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorNotFound, msg: fmt.Sprintf("action %q routes to executor %q, which is not registered", action, route.Executor)}
 	case slot.missing != nil:
 		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorNotFound, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.missing)}
+	case errors.Is(slot.broken, jstool.ErrLoadMemoryExhausted):
+		// A tool that did not fit its memory_pages while loading is
+		// refused as its calls would be: the limit, not the code.
+		return nil, runtime.Limits{}, nil, &refusal{code: LimitExceeded, also: []ReasonCode{MemoryExhausted}, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
 	case slot.broken != nil:
 		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorInvalid, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
 	}
@@ -220,7 +238,7 @@ func (r *Registry) Problems() []string {
 	var out []string
 	for _, a := range r.Actions() {
 		if _, _, _, ref := r.resolve(a); ref != nil {
-			out = append(out, fmt.Sprintf("%s: %s (%s)", a, ref.code, ref.msg))
+			out = append(out, fmt.Sprintf("%s: %s (%s)", a, ref.codes(), ref.msg))
 		}
 	}
 	return out
@@ -310,7 +328,24 @@ func LoadRegistry(ctx context.Context, path string, engine runtime.Engine) (*Reg
 	}
 	r := NewRegistry()
 	for _, id := range sortedKeys(cfg.Executors) {
-		if err := r.AddSource(ctx, engine, id, cfg.Executors[id]); err != nil {
+		src := cfg.Executors[id]
+		// The routes' limits reach loading: a JS tool loads in the largest
+		// memory its calls will have.
+		var routes []string
+		for _, a := range sortedKeys(cfg.Actions) {
+			if route := cfg.Actions[a]; route.Executor == id {
+				src.Limits = append(src.Limits, route.Limits)
+				routes = append(routes, strconv.Quote(a))
+			}
+		}
+		switch len(routes) {
+		case 0:
+		case 1:
+			src.RaiseMemory = fmt.Sprintf(`"memory_pages" in the "limits" of action %s in %s`, routes[0], path)
+		default:
+			src.RaiseMemory = fmt.Sprintf(`"memory_pages" in the "limits" of actions %s in %s`, strings.Join(routes, ", "), path)
+		}
+		if err := r.AddSource(ctx, engine, id, src); err != nil {
 			return nil, err
 		}
 	}
@@ -323,11 +358,14 @@ func LoadRegistry(ctx context.Context, path string, engine runtime.Engine) (*Reg
 }
 
 // AddSource loads the executor src names on engine and registers it as id,
-// as a registry file's executor entry is: code without a manifest has no
-// version (its requests are BLOCKED with EXECUTOR_VERSION_MISSING); code
-// that is missing, cannot be admitted, or declares another executor_id than
-// id is registered all the same, and the requests routed to it are BLOCKED
-// with EXECUTOR_NOT_FOUND or EXECUTOR_INVALID (see Problems).
+// as a registry file's executor entry is: a Wasm module without a manifest
+// has no version (its requests are BLOCKED with EXECUTOR_VERSION_MISSING), a
+// JS file without one is version 0.0.0; code that is missing, cannot be
+// admitted, or declares another executor_id than id is registered all the
+// same, and the requests routed to it are BLOCKED with EXECUTOR_NOT_FOUND or
+// EXECUTOR_INVALID, or, for a JS tool that ran out of memory while loading,
+// LIMIT_EXCEEDED and MEMORY_EXHAUSTED (see Problems). src.Limits are the
+// limits of the routes to it, which loading a JS tool takes its memory from.
 //
 // # Errors
 //
@@ -348,9 +386,17 @@ func (r *Registry) AddSource(ctx context.Context, engine runtime.Engine, id stri
 }
 
 func loadSlot(ctx context.Context, engine runtime.Engine, id string, src ExecutorSource) (executorSlot, error) {
-	// Code without a manifest has no version: its requests are blocked
-	// with EXECUTOR_VERSION_MISSING rather than guessing one.
-	e, err := loadSource(ctx, engine, src, runtime.Manifest{ExecutorID: id})
+	// A Wasm module without a manifest has no version: its requests are
+	// blocked with EXECUTOR_VERSION_MISSING rather than guessing one
+	// (`wasmgate pack` gives it one). A JS file without a sidecar manifest
+	// is 0.0.0, as when it is run directly: a single file has nowhere else
+	// to say a version, and 0.0.0 satisfies no range that asks for a
+	// release (^1.0.0, >=0.1.0), only those that accept anything.
+	fallback := runtime.Manifest{ExecutorID: id}
+	if src.JS != "" {
+		fallback.Version = "0.0.0"
+	}
+	e, err := loadSource(ctx, engine, src, fallback)
 	switch {
 	case errors.Is(err, errMissingCode):
 		return executorSlot{missing: err}, nil
@@ -421,6 +467,7 @@ func RegistryForSource(ctx context.Context, engine runtime.Engine, src ExecutorS
 	}
 	slot := executorSlot{}
 	id := sourceFallback(src).ExecutorID
+	src.Limits = []runtime.Limits{limits}
 	e, err := LoadExecutor(ctx, engine, src)
 	switch {
 	case errors.Is(err, errMissingCode):

@@ -169,8 +169,8 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 // room for ordinary inputs and outputs.
 func storeToolLimits(maxExec time.Duration) runtime.Limits {
 	return runtime.Limits{
+		// Memory is a JS tool's default, for loading as for calls.
 		TimeoutMs:       maxExec.Milliseconds(),
-		MemoryPages:     1024, // 64 MiB
 		MaxPayloadBytes: 10 << 20,
 		MaxOutputBytes:  10 << 20,
 		MaxDepth:        64,

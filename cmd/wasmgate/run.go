@@ -36,6 +36,7 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	fs := newFlagSet("run", e.stderr)
 	var f runFlags
 	f.src.register(fs, "run")
+	f.src.raiseMemory = "--memory-pages"
 	fs.StringVar(&f.action, "action", "", "action name (default: the executor id with --wasm, --js or --package)")
 	fs.StringVar(&f.input, "input", "", "payload as JSON text")
 	fs.StringVar(&f.inputFile, "input-file", "", "read the payload from this file")
@@ -48,10 +49,10 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	f.nats.register(fs, "send the request to the workers of this NATS JetStream deployment (with --action; instead of --wasm, --js, --package or --config)")
 	fs.DurationVar(&f.timeout, "nats-timeout", time.Minute, "with --nats: how long to wait for the verdict (the request's deadline)")
 	pretty := fs.Bool("pretty", false, "indent the printed result (the output is then re-indented too)")
-	fs.Int64Var(&f.limits.TimeoutMs, "timeout-ms", 0, "wall-clock limit in milliseconds (default: manifest, else 1000)")
-	fs.Var(uint32Flag{&f.limits.MemoryPages}, "memory-pages", "memory limit in 64 KiB pages (default: manifest, else 256)")
+	fs.Int64Var(&f.limits.TimeoutMs, "timeout-ms", 0, "wall-clock limit in milliseconds (default: manifest, else 1000 for a Wasm module, 120000 for a JS tool)")
+	fs.Var(uint32Flag{&f.limits.MemoryPages}, "memory-pages", "memory limit in 64 KiB pages, loading a JS tool included (default: manifest, else 256 for a Wasm module, 2048 for a JS tool)")
 	fs.Int64Var(&f.limits.MaxPayloadBytes, "max-payload-bytes", 0, "limit on canonical input and output bytes (default: manifest, else 65536)")
-	fs.Uint64Var(&f.limits.Fuel, "fuel", 0, "instruction budget (default: manifest, else what the time limit covers: 60000000 a millisecond for a Wasm module, 12000000 for a JS tool, about 2x what the fastest code burns)")
+	fs.Uint64Var(&f.limits.Fuel, "fuel", 0, "instruction budget (default: manifest, else what the time limit covers: 60000000 a millisecond for a Wasm module; 166666 for a JS tool, 20 billion at its default time, a tenth of what QuickJS burns in that time on a loaded machine)")
 	fs.IntVar(&f.limits.MaxDepth, "max-depth", 0, "JSON nesting limit (default: manifest, else 16)")
 	fs.IntVar(&f.limits.MaxListItems, "max-list-items", 0, "longest-list limit (default: manifest, else 1000)")
 	fs.Int64Var(&f.limits.MaxOutputBytes, "max-output-bytes", 0, "output size limit (default: manifest, else 65536)")
@@ -267,6 +268,10 @@ func cacheDir(flag string) string {
 // (--wasm, --js or --package, with --tool) or a registry file (--config).
 type sourceFlags struct {
 	wasm, js, pkg, tool, toolsDir, config string
+	// raiseMemory is the command's flag that raises a single executor's
+	// memory limit, if it has one, for the message of a JS tool that runs
+	// out of memory while loading.
+	raiseMemory string
 }
 
 func (f *sourceFlags) register(fs *flag.FlagSet, verb string) {
@@ -333,6 +338,9 @@ func (e env) loadRegistry(ctx context.Context, engine runtime.Engine, f sourceFl
 			}
 		}
 		src := pipeline.ExecutorSource{Wasm: f.wasm, JS: f.js, Package: f.pkg, Tool: f.tool, ToolsDir: f.store().Dir}
+		// limits are the command's flags, which loading a JS tool takes
+		// its memory from as its calls do.
+		src.RaiseMemory = f.raiseMemory
 		reg, err := pipeline.RegistryForSource(ctx, engine, src, action, limits)
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, jstool.ErrNotInstalled) {
 			return nil, usagef("%s: %v", f.flagName(), err)

@@ -669,7 +669,8 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeli
 		exact := inst.Name + "@" + inst.Version
 		// Loading is shared by every caller waiting for this tool: the first
 		// one leaving must not fail the others.
-		e, err := pipeline.LoadExecutor(context.WithoutCancel(ctx), c.cfg.Engine, pipeline.ExecutorSource{Package: exact, Tool: name, ToolsDir: c.cfg.Store.Dir})
+		e, err := pipeline.LoadExecutor(context.WithoutCancel(ctx), c.cfg.Engine, pipeline.ExecutorSource{Package: exact, Tool: name, ToolsDir: c.cfg.Store.Dir,
+			Defaults: c.toolLimits(wgruntime.Limits{})})
 		action := inst.Name + "/" + name
 		if len(action) > 128 {
 			action = action[:128]
@@ -710,8 +711,7 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeli
 func (c *toolCache) toolLimits(m wgruntime.Limits) wgruntime.Limits {
 	return m.WithDefaults(wgruntime.Limits{
 		TimeoutMs: c.cfg.MaxExecutionTime.Milliseconds(),
-		// 64 MiB.
-		MemoryPages: 1024,
+		// Memory is a JS tool's default, for loading as for calls.
 		// Checked on the output too.
 		MaxPayloadBytes: max(c.cfg.MaxBodyBytes, 10<<20),
 		MaxOutputBytes:  10 << 20,
