@@ -2,12 +2,13 @@ package host
 
 import (
 	"context"
+	"crypto"
 	"crypto/hmac"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha3"
-	"crypto/sha512"
+	_ "crypto/md5" // registers crypto.MD5 for newHash
+	_ "crypto/sha1"
+	_ "crypto/sha256"
+	_ "crypto/sha3"
+	_ "crypto/sha512"
 	"fmt"
 	"hash"
 	"math"
@@ -31,6 +32,8 @@ import (
 //	random N              → N bytes of the execution's crypto stream
 //	clock MS              → advances the virtual clocks to MS (milliseconds
 //	                        since the Unix epoch); returns ""
+//	crypto.*              → ciphers, signatures, keys and key derivation
+//	                        (see cryptoOps)
 //
 // Binary data (DATA, KEY, the results) crosses as latin1 strings: one
 // character per byte.
@@ -106,39 +109,45 @@ func nodeOps(ctx context.Context, args []string) (string, error) {
 		SessionFrom(ctx).AdvanceClock(uint64(ms) * 1_000_000)
 		return "", nil
 	}
+	if out, ok, err := runCryptoOp(ctx, op, args); ok {
+		return out, err
+	}
 	return "", fmt.Errorf("unknown operation %q", op)
 }
 
-// newHash makes the hash Node's crypto names alg (case-insensitively, with
-// OpenSSL's aliases Node accepts).
+// newHash makes the hash Node's crypto names alg (case-insensitively, by
+// any of the names OpenSSL gives it in Node's getHashes()).
 func newHash(alg string) (hash.Hash, error) {
-	switch strings.ToLower(alg) {
-	case "md5", "rsa-md5":
-		return md5.New(), nil
-	case "sha1", "sha-1", "rsa-sha1":
-		return sha1.New(), nil
-	case "sha224", "sha-224", "rsa-sha224":
-		return sha256.New224(), nil
-	case "sha256", "sha-256", "rsa-sha256":
-		return sha256.New(), nil
-	case "sha384", "sha-384", "rsa-sha384":
-		return sha512.New384(), nil
-	case "sha512", "sha-512", "rsa-sha512":
-		return sha512.New(), nil
-	case "sha512-224", "sha-512/224", "rsa-sha512/224":
-		return sha512.New512_224(), nil
-	case "sha512-256", "sha-512/256", "rsa-sha512/256":
-		return sha512.New512_256(), nil
-	case "sha3-224":
-		return sha3.New224(), nil
-	case "sha3-256":
-		return sha3.New256(), nil
-	case "sha3-384":
-		return sha3.New384(), nil
-	case "sha3-512":
-		return sha3.New512(), nil
+	h, ok := hashNames[strings.ToLower(alg)]
+	if !ok {
+		return nil, fmt.Errorf("Digest method not supported: %q", alg)
 	}
-	return nil, fmt.Errorf("Digest method not supported: %q", alg)
+	return h.New(), nil
+}
+
+// hashNames are the digests wasmgate has, by every name Node accepts for
+// them, lower-cased.
+var hashNames = map[string]crypto.Hash{}
+
+func init() {
+	for h, names := range map[crypto.Hash]string{
+		crypto.MD5:        "md5 rsa-md5 md5withrsaencryption ssl3-md5",
+		crypto.SHA1:       "sha1 sha-1 rsa-sha1 rsa-sha1-2 sha1withrsaencryption ssl3-sha1",
+		crypto.SHA224:     "sha224 sha-224 rsa-sha224 sha224withrsaencryption",
+		crypto.SHA256:     "sha256 sha-256 rsa-sha256 sha256withrsaencryption",
+		crypto.SHA384:     "sha384 sha-384 rsa-sha384 sha384withrsaencryption",
+		crypto.SHA512:     "sha512 sha-512 rsa-sha512 sha512withrsaencryption",
+		crypto.SHA512_224: "sha512-224 sha-512/224 rsa-sha512/224 sha512-224withrsaencryption",
+		crypto.SHA512_256: "sha512-256 sha-512/256 rsa-sha512/256 sha512-256withrsaencryption",
+		crypto.SHA3_224:   "sha3-224 rsa-sha3-224 id-rsassa-pkcs1-v1_5-with-sha3-224",
+		crypto.SHA3_256:   "sha3-256 rsa-sha3-256 id-rsassa-pkcs1-v1_5-with-sha3-256",
+		crypto.SHA3_384:   "sha3-384 rsa-sha3-384 id-rsassa-pkcs1-v1_5-with-sha3-384",
+		crypto.SHA3_512:   "sha3-512 rsa-sha3-512 id-rsassa-pkcs1-v1_5-with-sha3-512",
+	} {
+		for _, n := range strings.Fields(names) {
+			hashNames[n] = h
+		}
+	}
 }
 
 // latin1Bytes decodes a latin1 string (every character below U+0100), as

@@ -294,7 +294,7 @@
 
   // ---- the host's Node function (init) ------------------------------------
   // init hands over the host function behind the Node built-ins
-  // (wasmgate.node: hash, hmac, random, clock). Only the wrappers below
+  // (wasmgate.node: hash, hmac, crypto.*, random, clock). Only the wrappers below
   // reach it; the clock operation is the timers' alone.
   let hostNode = null;
   function init(fn) { hostNode = fn; }
@@ -561,6 +561,9 @@
     // hash, hmac and random take and give latin1 strings (a byte a character).
     hash: (alg, data) => node("hash", alg, data),
     hmac: (alg, key, data) => node("hmac", alg, key, data),
+    // crypto runs one of the host's crypto operations (host/quickjs_crypto.go),
+    // arguments and result strings, binary ones latin1.
+    crypto: (op, ...args) => node("crypto." + op, ...args),
     randomFill(u8) {
       for (let i = 0; i < u8.length; i += 65536) {
         const n = Math.min(65536, u8.length - i);
