@@ -6,7 +6,7 @@ BIN     := bin/wasmgate
 PKGS    := ./...
 
 .PHONY: bench-cluster demo-cluster
-.PHONY: all build build-wasmtime engine testdata-js test test-short test-wasmtime check demo bench bench-detail bench-fuel-ratio bench-js bench-fuel bench-wasmtime loadtest guests clean
+.PHONY: all build build-wasmtime engine testdata-js test test-short test-wasmtime check demo bench bench-detail bench-fuel-ratio bench-js bench-fuel bench-fuel-loaded bench-wasmtime loadtest guests clean
 
 all: build
 
@@ -30,13 +30,16 @@ engine:
 # compatibility corpus that jstool/compat_test.go runs in wasmgate and in
 # node), and the official MCP TypeScript SDK that cmd/wasmgate/mcp_ts_test.go
 # drives wasmgate's MCP server with, each set pinned by its lock file.
-testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json jstool/testdata/crypto/node_modules/.package-lock.json protocol/mcp/testdata/tsclient/node_modules/.package-lock.json
+testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json jstool/testdata/heavy/node_modules/.package-lock.json jstool/testdata/crypto/node_modules/.package-lock.json protocol/mcp/testdata/tsclient/node_modules/.package-lock.json
 
 jstool/testdata/tools/ai/node_modules/.package-lock.json: jstool/testdata/tools/ai/package-lock.json
 	cd jstool/testdata/tools/ai && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
 jstool/testdata/compat/node_modules/.package-lock.json: jstool/testdata/compat/package-lock.json
 	cd jstool/testdata/compat && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
+
+jstool/testdata/heavy/node_modules/.package-lock.json: jstool/testdata/heavy/package-lock.json
+	cd jstool/testdata/heavy && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
 jstool/testdata/crypto/node_modules/.package-lock.json: jstool/testdata/crypto/package-lock.json
 	cd jstool/testdata/crypto && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
@@ -117,8 +120,14 @@ bench-audit: build
 # Fuel units per wall-clock second, compiled Wasm guests and JS tools side
 # by side: what the default fuel is sized from (see docs/BENCHMARKS.md,
 # Issue 14).
-bench-fuel: engine
+bench-fuel: engine testdata-js
 	$(GO) run ./bench/fuelrate
+
+# The same with two busy-loop processes, one a core: the loaded machine on
+# which fuel must still bind before the clock at the defaults (see
+# docs/BENCHMARKS.md, Issue 24).
+bench-fuel-loaded: engine testdata-js
+	$(GO) run ./bench/fuelrate -load 2
 
 # The governed pipeline in-process vs through NATS JetStream: latency one
 # request at a time, throughput with 1, 2 and 4 worker processes, every

@@ -57,7 +57,7 @@ const fuelPerMs = 12_000_000
 // slowest rate measured on a loaded machine.
 const (
 	defaultFuel      = 20_000_000_000
-	defaultTimeoutMs = 120_000
+	defaultTimeoutMs = 100_000
 	// toolFuelPerMs keeps that ratio for a tool given only a time limit:
 	// its unset fuel is this for each millisecond of its timeout_ms.
 	toolFuelPerMs = defaultFuel / defaultTimeoutMs
@@ -74,7 +74,7 @@ const (
 // times what that fuel lasts on a loaded machine. Memory is the tool's own
 // memory_pages (see Spec.CallLimits), so that a snapshot fits the
 // executions that start from it.
-var LoadLimits = runtime.Limits{TimeoutMs: 600_000, Fuel: 60_000_000_000}
+var LoadLimits = runtime.Limits{TimeoutMs: 300_000, Fuel: 60_000_000_000}
 
 // defaultLimits are a JS tool's limits where its route, manifest and caller
 // set none: runtime.DefaultLimits but for fuel, time and memory, with an

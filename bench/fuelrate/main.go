@@ -11,9 +11,16 @@
 // timeout_ms bounds. Workloads run in interleaved rounds, so that a noisy
 // stretch of a shared machine falls on every workload rather than on one.
 //
+// With -load N it first starts N processes that spin on a CPU each (a
+// busy loop, as stress(1) makes), for the whole measurement: the loaded
+// machine, on which the defaults must still let fuel bind before the clock
+// (docs/BENCHMARKS.md, Issue 24). The table it ends with says, for each
+// kind of executor, how long its default fuel lasts at the slowest rate
+// measured and how many times that its default timeout_ms is.
+//
 // Run it from the module root, where the fixtures are:
 //
-//	go run ./bench/fuelrate [-rounds 5] [-engine wazero]
+//	go run ./bench/fuelrate [-rounds 5] [-engine wazero] [-load 2]
 package main
 
 import (
@@ -22,6 +29,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
@@ -47,23 +55,77 @@ type workload struct {
 	fuel  uint64
 }
 
+// spinEnv, set in a child process, makes it spin until its parent ends.
+const spinEnv = "WASMGATE_FUELRATE_SPIN"
+
 func main() {
+	if os.Getenv(spinEnv) != "" {
+		spin()
+	}
 	rounds := flag.Int("rounds", 5, "measured calls of each workload (after one unmeasured call)")
 	engineName := flag.String("engine", string(runtime.EngineWazero), "the engine that runs the Wasm guests and the QuickJS engine")
+	load := flag.Int("load", 0, "busy-loop processes to run meanwhile (2 on a 2-core machine: the loaded measurement)")
 	flag.Parse()
-	if *rounds < 1 {
-		fmt.Fprintln(os.Stderr, "fuelrate: -rounds must be at least 1")
+	if *rounds < 1 || *load < 0 {
+		fmt.Fprintln(os.Stderr, "fuelrate: -rounds must be at least 1, -load at least 0")
 		os.Exit(2)
 	}
+	stop, err := spinners(*load)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fuelrate:", err)
+		os.Exit(1)
+	}
+	defer stop()
 	start := time.Now()
-	if err := run(context.Background(), runtime.EngineName(*engineName), *rounds); err != nil {
+	if err := run(context.Background(), runtime.EngineName(*engineName), *rounds, *load); err != nil {
+		stop()
 		fmt.Fprintln(os.Stderr, "fuelrate:", err)
 		os.Exit(1)
 	}
 	fmt.Printf("\n(fuelrate took %.1f s)\n", time.Since(start).Seconds())
 }
 
-func run(ctx context.Context, engineName runtime.EngineName, rounds int) error {
+// spinners starts n processes of this program that each spin on one CPU,
+// and returns what ends them.
+func spinners(n int) (stop func(), err error) {
+	var procs []*os.Process
+	stop = func() {
+		for _, p := range procs {
+			_ = p.Kill()
+			_, _ = p.Wait()
+		}
+		procs = nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return stop, err
+	}
+	for range n {
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), spinEnv+"=1")
+		if err := cmd.Start(); err != nil {
+			stop()
+			return stop, fmt.Errorf("starting a busy loop: %w", err)
+		}
+		procs = append(procs, cmd.Process)
+	}
+	return stop, nil
+}
+
+// spin busy-loops on one CPU until the parent process is gone (it is
+// killed, or it died and this process was re-parented).
+func spin() {
+	goruntime.GOMAXPROCS(1)
+	parent := os.Getppid()
+	for x := uint64(1); ; x++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		if x%(1<<24) == 0 && os.Getppid() != parent {
+			os.Exit(0)
+		}
+	}
+}
+
+func run(ctx context.Context, engineName runtime.EngineName, rounds, load int) error {
 	eng, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName))
 	if err != nil {
 		return err
@@ -87,17 +149,53 @@ func run(ctx context.Context, engineName runtime.EngineName, rounds int) error {
 			ws[i].calls = append(ws[i].calls, d)
 		}
 	}
-	fmt.Printf("Machine: %s, %d CPUs (GOMAXPROCS %d), %s/%s, %s; engine %s; %d measured calls each.\n\n",
+	fmt.Printf("Machine: %s, %d CPUs (GOMAXPROCS %d), %s/%s, %s; engine %s; %d measured calls each; %d busy-loop processes; load average %s.\n\n",
 		report.CPUModel(), goruntime.NumCPU(), goruntime.GOMAXPROCS(0), goruntime.GOOS, goruntime.GOARCH,
-		goruntime.Version(), engineName, rounds)
-	fmt.Println("| executor | workload | fuel_used per call | p50 call (ms) | fuel/s at p50 | fuel/s, fastest call |")
-	fmt.Println("|---|---|---:|---:|---:|---:|")
+		goruntime.Version(), engineName, rounds, load, loadAverage())
+	fmt.Println("| executor | workload | fuel_used per call | p50 call (ms) | fuel/s at p50 | fuel/s, fastest call | fuel/s, slowest call |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|")
+	slowest := map[string]float64{}
 	for _, w := range ws {
-		p50, fastest := report.Percentile(w.calls, 50), slices.Min(w.calls)
-		fmt.Printf("| %s | %s | %s | %.1f | %s | %s |\n", w.kind, w.name, report.Thousands(int64(w.fuel)),
-			float64(p50)/float64(time.Millisecond), rate(w.fuel, p50), rate(w.fuel, fastest))
+		p50, fastest, slow := report.Percentile(w.calls, 50), slices.Min(w.calls), slices.Max(w.calls)
+		fmt.Printf("| %s | %s | %s | %.1f | %s | %s | %s |\n", w.kind, w.name, report.Thousands(int64(w.fuel)),
+			float64(p50)/float64(time.Millisecond), rate(w.fuel, p50), rate(w.fuel, fastest), rate(w.fuel, slow))
+		r := float64(w.fuel) / slow.Seconds()
+		if s, ok := slowest[w.kind]; !ok || r < s {
+			slowest[w.kind] = r
+		}
+	}
+	// Fuel binds before the clock when the default fuel runs out well
+	// within the default timeout even at the slowest rate measured.
+	fmt.Println()
+	fmt.Println("| executor | default fuel | slowest fuel/s | default fuel lasts (s) | default timeout_ms (s) | timeout / that |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	for _, k := range []struct {
+		kind string
+		lim  runtime.Limits
+	}{
+		{"Wasm", runtime.Limits{}.WithDefaults(runtime.DefaultLimits)},
+		{"JS (QuickJS)", runtime.Limits{}.WithDefaults(new(jstool.Tool).DefaultLimits())},
+	} {
+		r := slowest[k.kind]
+		lasts := float64(k.lim.Fuel) / r
+		timeout := float64(k.lim.TimeoutMs) / 1000
+		fmt.Printf("| %s | %s | %s | %.1f | %.0f | %.1fx |\n", k.kind, report.Thousands(int64(k.lim.Fuel)),
+			report.Thousands(int64(r/1e6))+" M", lasts, timeout, timeout/lasts)
 	}
 	return nil
+}
+
+// loadAverage is the machine's 1-minute load average, for the report.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "unknown"
+	}
+	return f[0]
 }
 
 // once runs the workload and checks that it ended as it should, with the
@@ -148,7 +246,7 @@ func workloads(ctx context.Context, eng runtime.Engine) ([]workload, error) {
 		if err != nil {
 			return nil, err
 		}
-		name := strings.TrimSuffix(filepath.Base(file), ".js")
+		name := strings.NewReplacer(".js", "", ".mjs", "", ".", "_", "-", "_").Replace(filepath.Base(file))
 		return jstool.Load(ctx, eng, jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: name, Version: "1.0.0"}})
 	}
 	var ws []workload
@@ -179,7 +277,15 @@ func workloads(ctx context.Context, eng runtime.Engine) ([]workload, error) {
 		{filepath.Join(tools, "tools", "endless.js"), "endless loop `for (;;) {}` (`endless.js`, stopped by 2 billion fuel)", []byte(`{}`), endless(2_000_000_000), runtime.FuelExhausted},
 		{filepath.Join(tools, "bench", "busy.js"), "integer loop (`busy.js`, n = 3 million)", []byte(`{"n":3000000}`), generous, runtime.Completed},
 		{filepath.Join(tools, "bench", "work.js"), "JSON, regexps, Map, sort, strings (`work.js`, n = 40)", []byte(`{"n":40}`), generous, runtime.Completed},
+		{filepath.Join(tools, "heavy", "sha3.mjs"), "SHA-3-256 of 300 KB in pure JS (`heavy/sha3.mjs`, js-sha3)", []byte(`{}`), generous, runtime.Completed},
+		{filepath.Join(tools, "compat", "tools", "mathjs.mjs"), "mathjs: evaluate, derivative, simplify, matrices (`compat/tools/mathjs.mjs`)", []byte(`{}`), generous, runtime.Completed},
 	} {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(t.file), "node_modules")); err != nil && strings.HasSuffix(t.file, ".mjs") {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(t.file)), "node_modules")); err != nil {
+				fmt.Fprintf(os.Stderr, "fuelrate: skipping %s: its packages are not installed (make testdata-js)\n", t.file)
+				continue
+			}
+		}
 		tool, err := js(t.file)
 		if err != nil {
 			return nil, err

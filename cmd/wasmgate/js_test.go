@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,12 +134,55 @@ func TestRegistryWithJSTools(t *testing.T) {
 	require.Equal(t, exitSuccess, r.code, r.stderr)
 	assert.JSONEq(t, `{"text":"x"}`, string(parseResult(t, r).Output))
 
-	// greeter's file carries no manifest, so its id is its file name's and
-	// the registry's id does not match it.
+	// greeter's file carries no manifest: it is the registry's "greeter",
+	// version 0.0.0, as when it is run directly (issue 24).
 	r = wasmgate(t, "", "run", "--config", cfg, "--action", "text.greet", "--input", `{"name":"a"}`)
-	assert.Equal(t, exitBlocked, r.code)
+	require.Equal(t, exitSuccess, r.code, r.stderr)
 	res := parseResult(t, r)
-	assert.Equal(t, []string{"EXECUTOR_VERSION_MISSING"}, res.ReasonCodes, res.Message)
+	assert.Equal(t, "greeter", res.ExecutorID)
+	assert.Equal(t, "0.0.0", res.ExecutorVersion)
+	assert.JSONEq(t, `{"greeting":"hello a"}`, string(res.Output))
+}
+
+// TestRunJSLoadingRunsOutOfMemory is issue 24 through the command line: a
+// tool too big for --memory-pages while loading is BLOCKED LIMIT_EXCEEDED
+// MEMORY_EXHAUSTED (exit 3), and the message says what to raise; a package
+// whose package.json's "wasmgate" field sets the memory loads in it too.
+func TestRunJSLoadingRunsOutOfMemory(t *testing.T) {
+	dir := t.TempDir()
+	var src strings.Builder
+	src.WriteString("export const parts = [\n")
+	for i := range 1500 {
+		// Distinct strings: the engine keeps one copy of equal literals.
+		src.WriteString(`  "` + strconv.Itoa(i) + strings.Repeat(" wasmgate", 111) + `",` + "\n")
+	}
+	src.WriteString("];\nexport function execute() { return { parts: parts.length }; }\n")
+	src.WriteString("export const count = { execute };\n")
+	file := filepath.Join(dir, "big.js")
+	require.NoError(t, os.WriteFile(file, []byte(src.String()), 0o644))
+
+	r := wasmgate(t, "", "run", "--js", file, "--memory-pages", "64", "--input", `{}`)
+	assert.Equal(t, exitBlocked, r.code, r.stderr)
+	res := parseResult(t, r)
+	assert.Equal(t, []string{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}, res.ReasonCodes)
+	assert.Regexp(t, `^executor "big": MEMORY_EXHAUSTED: .*big\.js: loading the tool ran out of memory: memory_pages is 64 \(4 MiB\), `+
+		`its memory had grown to [0-9.]+ MiB when more was refused; set --memory-pages above 64 \(e\.g\. 128\)$`, res.Message)
+
+	r = wasmgate(t, "", "run", "--js", file, "--input", `{}`)
+	require.Equal(t, exitSuccess, r.code, r.stderr)
+	assert.JSONEq(t, `{"parts":1500}`, string(parseResult(t, r).Output))
+
+	store := storeWith(t, "big-tools", "1.0.0", src.String(),
+		`{"name":"big-tools","version":"1.0.0","wasmgate":{"limits":{"memory_pages":64}}}`)
+	r = wasmgate(t, "", "run", "--package", "big-tools@1.0.0", "--tool", "count", "--tools-dir", store, "--input", `{}`)
+	assert.Equal(t, exitBlocked, r.code, r.stderr)
+	res = parseResult(t, r)
+	assert.Equal(t, []string{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}, res.ReasonCodes)
+	assert.Contains(t, res.Message, "memory_pages is 64 (4 MiB)")
+
+	r = wasmgate(t, "", "run", "--package", "big-tools@1.0.0", "--tool", "count", "--tools-dir", store, "--memory-pages", "1024", "--input", `{}`)
+	require.Equal(t, exitSuccess, r.code, "the flag beats the package's memory: %s", r.stderr)
+	assert.JSONEq(t, `{"parts":1500}`, string(parseResult(t, r).Output))
 }
 
 func mustAbs(t *testing.T, p string) string {

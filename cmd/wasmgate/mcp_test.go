@@ -120,7 +120,7 @@ func TestMCPToolStore(t *testing.T) {
 
 	// Another package appears in the store, as `wasmgate tools add` leaves
 	// one.
-	other := storeWith(t, "spinner", "1.0.0", spinner, `{"name":"spinner","version":"1.0.0","wasmgate":{"limits":{"timeout_ms":200}}}`)
+	other := storeWith(t, "spinner", "1.0.0", spinner, `{"name":"spinner","version":"1.0.0","wasmgate":{"limits":{"timeout_ms":200,"fuel":4000000000000000000}}}`)
 	require.NoError(t, os.Rename(filepath.Join(other, "spinner@1.0.0"), filepath.Join(store, "spinner@1.0.0")))
 	select {
 	case <-changed:

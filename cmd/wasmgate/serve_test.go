@@ -61,7 +61,8 @@ const normalizeWhitespace = `export const normalizeWhitespaceTool = {
 `
 
 // spinner is a package whose one tool never returns; its package.json sets
-// the limit that stops it.
+// the limit that stops it (a clock with fuel far beyond it: an unset fuel
+// would follow the clock at a JS tool's ratio and bind first).
 const spinner = `export const spin = { execute: () => { for (;;) {} } };`
 
 // storePackage is one package of a tool store.
@@ -356,7 +357,7 @@ func TestServeCompliance(t *testing.T) {
 	store := toolStore(t,
 		storePackage{"acme-tools", "1.0.0", acmeTools, `{"name":"acme-tools","version":"1.0.0"}`},
 		storePackage{"@tpmjs/tools-normalize-whitespace", "0.2.0", normalizeWhitespace, `{"name":"@tpmjs/tools-normalize-whitespace","version":"0.2.0"}`},
-		spinPackage("acme-slow", `{"timeout_ms":300}`),
+		spinPackage("acme-slow", `{"timeout_ms":300,"fuel":4000000000000000000}`),
 		spinPackage("acme-metered", `{"fuel":1000000}`),
 	)
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -786,7 +787,7 @@ func findRecord(t *testing.T, path, traceID, action string) audit.Record {
 // instead of piling up, and the others run to their verdict.
 func TestServeSaturation(t *testing.T) {
 	t.Parallel()
-	store := toolStore(t, spinPackage("acme-slow", `{"timeout_ms":2000}`))
+	store := toolStore(t, spinPackage("acme-slow", `{"timeout_ms":2000,"fuel":4000000000000000000}`))
 	srv := startServe(t, nil, "--tools-dir", store, "--max-concurrency", "1", "--queue-length", "1")
 	c := newProtocolClient(srv.url, "")
 
@@ -831,7 +832,7 @@ func TestServeSaturation(t *testing.T) {
 // the process exits 0 after logging that it stopped.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	store := toolStore(t, spinPackage("acme-slow", `{"timeout_ms":1500}`))
+	store := toolStore(t, spinPackage("acme-slow", `{"timeout_ms":1500,"fuel":4000000000000000000}`))
 	srv := startServe(t, nil, "--tools-dir", store)
 	c := newProtocolClient(srv.url, "")
 

@@ -64,7 +64,7 @@ func toolStore(t *testing.T) jstool.Store {
 	require.NoError(t, os.MkdirAll(pkg, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(pkg, "index.mjs"), []byte(toolBundle), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(pkg, "package.json"),
-		[]byte(`{"name":"acme-tools","version":"1.0.0","type":"module","main":"index.mjs","wasmgate":{"limits":{"timeout_ms":300}}}`), 0o644))
+		[]byte(`{"name":"acme-tools","version":"1.0.0","type":"module","main":"index.mjs","wasmgate":{"limits":{"timeout_ms":300,"fuel":4000000000000000000}}}`), 0o644))
 	// Bundled as the store bundles what npm installed, Node's globals
 	// included.
 	b, err := jstool.BundlePackage(entry, "acme-tools")
