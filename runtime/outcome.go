@@ -153,6 +153,18 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 		}
 		return Outcome{Kind: Failed, Message: "trap: " + string(trap.code)}, nil
 	}
+	if st.interrupted {
+		// The host stopped the guest at its deadline, and a driver wrapped
+		// what that caused in an error of its own (the QuickJS glue's
+		// prelude, run at the start of each program, reports "the prelude
+		// failed: … unreachable"): the deadline still ended the run. On a
+		// loaded machine a short timeout_ms can pass before the tool's own
+		// code starts.
+		if perr := parent.Err(); perr != nil {
+			return Outcome{}, fmt.Errorf("execution cancelled: %w", perr)
+		}
+		return Outcome{Kind: Timeout, Message: "timeout_ms elapsed"}, nil
+	}
 	return Outcome{}, fmt.Errorf("engine failure: %w", err)
 }
 
