@@ -61,7 +61,11 @@ func exportNames(ctx context.Context, engine runtime.Engine, b Bundle) ([]string
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Entry, err)
 	}
-	out, err := RunScript(ctx, engine, probe, ScriptOptions{Limits: LoadLimits})
+	// Listing evaluates the whole bundle, as loading does: loading's
+	// budget, in a tool's default memory.
+	lim := LoadLimits
+	lim.MemoryPages = defaultMemoryPages
+	out, err := RunScript(ctx, engine, probe, ScriptOptions{Limits: lim})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -649,4 +650,36 @@ func TestSchemaFailures(t *testing.T) {
 	assert.Equal(t, "FAILED", v["status"])
 	assert.Equal(t, []any{"OUTPUT_SCHEMA_INVALID"}, v["reasonCodes"])
 	assert.Nil(t, v["outputDigest"])
+}
+
+// TestPackageMemoryReachesLoading is issue 24 through the HTTP front: the
+// memory a package's "wasmgate" field gives its tools bounds loading them
+// too, and a tool that does not fit is BLOCKED LIMIT_EXCEEDED
+// MEMORY_EXHAUSTED, audited, with the setting that raises it.
+func TestPackageMemoryReachesLoading(t *testing.T) {
+	f := newFixture(t, func(c *Config) {
+		dir := c.Store.Dir
+		entry := filepath.Join(dir, "acme-big@1.0.0")
+		pkg := filepath.Join(entry, "node_modules", "acme-big")
+		require.NoError(t, os.MkdirAll(pkg, 0o755))
+		var src strings.Builder
+		src.WriteString("const parts = [\n")
+		for i := range 1500 {
+			// Distinct strings: the engine keeps one copy of equal literals.
+			fmt.Fprintf(&src, "  %q,\n", fmt.Sprint(i)+strings.Repeat(" wasmgate", 111))
+		}
+		src.WriteString("];\nexport const count = { execute: () => ({ parts: parts.length }) };\n")
+		require.NoError(t, os.WriteFile(filepath.Join(entry, "bundle.mjs"), []byte(src.String()), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(pkg, "package.json"),
+			[]byte(`{"name":"acme-big","version":"1.0.0","wasmgate":{"limits":{"memory_pages":64}}}`), 0o644))
+	})
+	r := f.do(t, "POST", "/execute-tool", execute("acme-big", "count", `{}`))
+	verdict := r.body["wasmgate"].(map[string]any)
+	assert.Equal(t, "BLOCKED", verdict["status"], r.raw)
+	assert.Equal(t, []any{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}, verdict["reasonCodes"])
+	assert.Contains(t, errorMessage(r), `loading the tool ran out of memory: memory_pages is 64 (4 MiB)`)
+	assert.Contains(t, errorMessage(r), `set "memory_pages" in the "limits" of the "wasmgate" field of the package.json of acme-big@1.0.0 above 64 (e.g. 128)`)
+	recs := f.sink.Verdicts()
+	require.Len(t, recs, 1)
+	assert.Equal(t, []string{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}, recs[0].ReasonCodes)
 }
