@@ -30,13 +30,16 @@ engine:
 # compatibility corpus that jstool/compat_test.go runs in wasmgate and in
 # node), and the official MCP TypeScript SDK that cmd/wasmgate/mcp_ts_test.go
 # drives wasmgate's MCP server with, each set pinned by its lock file.
-testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json jstool/testdata/heavy/node_modules/.package-lock.json jstool/testdata/crypto/node_modules/.package-lock.json protocol/mcp/testdata/tsclient/node_modules/.package-lock.json
+testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json jstool/testdata/web/node_modules/.package-lock.json jstool/testdata/heavy/node_modules/.package-lock.json jstool/testdata/crypto/node_modules/.package-lock.json protocol/mcp/testdata/tsclient/node_modules/.package-lock.json
 
 jstool/testdata/tools/ai/node_modules/.package-lock.json: jstool/testdata/tools/ai/package-lock.json
 	cd jstool/testdata/tools/ai && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
 jstool/testdata/compat/node_modules/.package-lock.json: jstool/testdata/compat/package-lock.json
 	cd jstool/testdata/compat && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
+
+jstool/testdata/web/node_modules/.package-lock.json: jstool/testdata/web/package-lock.json
+	cd jstool/testdata/web && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
 jstool/testdata/heavy/node_modules/.package-lock.json: jstool/testdata/heavy/package-lock.json
 	cd jstool/testdata/heavy && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error

@@ -490,6 +490,14 @@
     try { url = typeof input === "string" ? input : String(input && input.url !== undefined ? input.url : input); } catch (_) { /* */ }
     return Promise.reject(accessDenied("fetch(" + JSON.stringify(url) + ")"));
   });
+  // A fetch library (undici) reports each fetch's timing to Node's
+  // performance.markResourceTiming, even one that failed; nothing is
+  // fetched here, so there is no timing to keep.
+  if (typeof globalThis.performance === "object" && typeof performance.markResourceTiming !== "function") {
+    Object.defineProperty(performance, "markResourceTiming", {
+      value: function markResourceTiming() {}, writable: true, configurable: true, enumerable: true,
+    });
+  }
 
   // ---- the bridge the Node built-ins stand on ------------------------------
   // process.env is the current call's env, frozen; crypto's hashes and

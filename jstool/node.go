@@ -162,14 +162,20 @@ var nodeGlobals = []struct{ name, module, export string }{
 // nodeFeatures are what V8 has and the engine lacks that would cost every
 // bundle if always installed: the module that adds one is injected, before
 // the bundle's own code, only when that code matches named.
-var nodeFeatures = []struct {
-	module string
-	named  *regexp.Regexp
-}{
+var nodeFeatures = []nodeFeature{
 	// RegExp.$1-$9, input ($_), lastMatch ($&), lastParen ($+), leftContext
 	// ($`), rightContext ($'), or RegExp[...]: wrapping exec costs a
 	// regex-heavy tool 1 to 5% of its fuel (see regexp_statics.js).
 	{"wasmgate:internal/regexp_statics", regexp.MustCompile("\\bRegExp\\s*(?:\\.\\s*(?:\\$[1-9_&+'`]|input\\b|lastMatch\\b|lastParen\\b|leftContext\\b|rightContext\\b)|\\[)")},
+	// util.types.isProxy: the engine cannot tell a proxy from JavaScript,
+	// so the Proxy global remembers those it makes (see proxy_tracking.js).
+	{"wasmgate:internal/proxy_tracking", regexp.MustCompile(`\bisProxy\b`)},
+}
+
+// nodeFeature is a module injected into a bundle whose code matches named.
+type nodeFeature struct {
+	module string
+	named  *regexp.Regexp
 }
 
 // IsNodeBuiltin reports whether name (with or without "node:") names a
@@ -202,7 +208,13 @@ var nodeBuiltinsPlugin = api.Plugin{
 	Setup: func(b api.PluginBuild) {
 		b.OnResolve(api.OnResolveOptions{Filter: nodeFilter}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
 			if strings.HasPrefix(args.Path, "wasmgate:") {
-				return api.OnResolveResult{Path: args.Path, Namespace: nodeNamespace, SideEffects: api.SideEffectsFalse}, nil
+				// A feature module is there for what it does when it runs:
+				// marked free of side effects, the bundle would drop it.
+				side := api.SideEffectsFalse
+				if slices.ContainsFunc(nodeFeatures, func(f nodeFeature) bool { return f.module == args.Path }) {
+					side = api.SideEffectsTrue
+				}
+				return api.OnResolveResult{Path: args.Path, Namespace: nodeNamespace, SideEffects: side}, nil
 			}
 			name := strings.TrimPrefix(args.Path, "node:")
 			if !IsNodeBuiltin(name) || prefixOnly[name] && !strings.HasPrefix(args.Path, "node:") {

@@ -31,5 +31,19 @@ module.exports = Object.assign({}, lib, {
   isDeepStrictEqual,
   TextEncoder: globalThis.TextEncoder,
   TextDecoder: globalThis.TextDecoder,
-  types: Object.freeze(Object.assign({}, lib.types)),
+  types: Object.freeze(Object.assign({}, lib.types, {
+    // The util package makes these three throw "not supported in userland"
+    // (and leaves them out of what Object.assign copies).
+    isExternal: function isExternal(v) { return false; }, // no native add-ons, so no externals
+    isModuleNamespaceObject: function isModuleNamespaceObject(v) {
+      return v !== null && typeof v === "object" && Object.getPrototypeOf(v) === null &&
+        Object.prototype.toString.call(v) === "[object Module]";
+    },
+    // Proxies are known when internal/proxy_tracking, injected into any
+    // bundle that names isProxy, made them.
+    isProxy: function isProxy(v) {
+      const known = globalThis[Symbol.for("wasmgate.isProxy")];
+      return typeof known === "function" && known(v);
+    },
+  })),
 });

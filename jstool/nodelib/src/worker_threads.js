@@ -16,7 +16,7 @@ const EventEmitter = require("node:events");
 const bridge = globalThis[Symbol.for("wasmgate.node")];
 
 class Worker extends EventEmitter {
-  constructor(filename, options) {
+  constructor(filename, options = undefined) {
     if (typeof filename !== "string" && !(typeof URL === "function" && filename instanceof URL)) {
       throw invalidArgType("filename", "of type string or an instance of URL", filename);
     }
@@ -25,7 +25,10 @@ class Worker extends EventEmitter {
   }
 }
 
-function moveMessagePortToContext(port, context) {
+Object.defineProperty(Worker, "name", { value: "Worker" });
+
+function moveMessagePortToContext(...args) {
+  const port = args[0];
   if (!(port instanceof MessagePort)) {
     throw nodeError(TypeError, "ERR_INVALID_ARG_TYPE", "The \"port\" argument must be a MessagePort instance");
   }

@@ -97,7 +97,6 @@ class Event {
 }
 for (const [name, value] of [["NONE", 0], ["CAPTURING_PHASE", 1], ["AT_TARGET", 2], ["BUBBLING_PHASE", 3]]) {
   Object.defineProperty(Event, name, { value, enumerable: true });
-  Object.defineProperty(Event.prototype, name, { value, enumerable: true });
 }
 const eventInternals = { begin: Event._begin, end: Event._end, passive: Event._passive, stopped: Event._stoppedImmediately, is: Event._is };
 for (const k of ["_begin", "_end", "_passive", "_stoppedImmediately", "_is"]) delete Event[k];
@@ -222,17 +221,18 @@ class NodeCustomEvent extends Event {
   get detail() { return this.#detail; }
 }
 
-// NodeEventTarget's methods, for a class extending EventTarget.
+// NodeEventTarget is EventTarget with Node's EventEmitter-like methods, the
+// class between MessagePort and EventTarget.
 const maxListeners = new WeakMap();
-const nodeEventTargetMethods = {
-  setMaxListeners(n) { maxListeners.set(this, n); return this; },
-  getMaxListeners() { const n = maxListeners.get(this); return n === undefined ? 10 : n; },
-  eventNames() { return targetInternals.types(this); },
-  listenerCount(type) { return targetInternals.listenerCount(this, type); },
-  off(type, listener, options) { this.removeEventListener(type, listener, options); return this; },
-  removeListener(type, listener, options) { this.removeEventListener(type, listener, options); return this; },
-  on(type, listener) { this.addEventListener(type, listener, { [kIsNodeStyleListener]: true }); return this; },
-  addListener(type, listener) { this.addEventListener(type, listener, { [kIsNodeStyleListener]: true }); return this; },
+class NodeEventTarget extends EventTarget {
+  setMaxListeners(n) { maxListeners.set(this, n); return this; }
+  getMaxListeners() { const n = maxListeners.get(this); return n === undefined ? 10 : n; }
+  eventNames() { return targetInternals.types(this); }
+  listenerCount(type) { return targetInternals.listenerCount(this, type); }
+  off(type, listener, options) { this.removeEventListener(type, listener, options); return this; }
+  removeListener(type, listener, options) { this.removeEventListener(type, listener, options); return this; }
+  on(type, listener) { this.addEventListener(type, listener, { [kIsNodeStyleListener]: true }); return this; }
+  addListener(type, listener) { this.addEventListener(type, listener, { [kIsNodeStyleListener]: true }); return this; }
   emit(type, arg) {
     if (typeof type !== "string") {
       throw nodeError(TypeError, "ERR_INVALID_ARG_TYPE", "The \"type\" argument must be of type string. Received " + describe(type));
@@ -240,10 +240,15 @@ const nodeEventTargetMethods = {
     const had = targetInternals.listenerCount(this, type) > 0;
     targetInternals.hybridDispatch(this, type, arg, () => new NodeCustomEvent(type, { detail: arg }));
     return had;
-  },
-  once(type, listener) { this.addEventListener(type, listener, { once: true, [kIsNodeStyleListener]: true }); return this; },
-  removeAllListeners(type) { targetInternals.clear(this, type); return this; },
-};
+  }
+  once(type, listener) { this.addEventListener(type, listener, { once: true, [kIsNodeStyleListener]: true }); return this; }
+  removeAllListeners(type) { targetInternals.clear(this, type); return this; }
+}
+
+// Class names are set by hand: a bundle may rename the bindings.
+for (const [C, name] of [[Event, "Event"], [EventTarget, "EventTarget"], [NodeCustomEvent, "NodeCustomEvent"], [NodeEventTarget, "NodeEventTarget"]]) {
+  Object.defineProperty(C, "name", { value: name });
+}
 
 // defineEventHandler gives proto an on<type> property, as Node's: setting
 // a function (or object) adds it as a listener in place of the previous
@@ -269,6 +274,6 @@ function defineEventHandler(proto, type) {
 }
 
 module.exports = {
-  Event, EventTarget, NodeCustomEvent, nodeEventTargetMethods, defineEventHandler, targetInternals,
+  Event, EventTarget, NodeCustomEvent, NodeEventTarget, defineEventHandler, targetInternals,
   kNewListener, kRemoveListener, nodeError, missingArgs,
 };

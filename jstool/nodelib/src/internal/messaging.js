@@ -15,7 +15,7 @@
 // alive until it is closed, even when nothing could ever post to it; here
 // nothing can post once nothing else is left to run, so the run ends there.
 
-const { EventTarget, Event, nodeEventTargetMethods, defineEventHandler, targetInternals,
+const { EventTarget, Event, NodeEventTarget, defineEventHandler, targetInternals,
   kNewListener, kRemoveListener, nodeError, missingArgs } = require("wasmgate:internal/event_target");
 const { serialize, defineTransferable, dataCloneError } = require("wasmgate:internal/structured_clone");
 
@@ -64,7 +64,7 @@ const source = {
   },
   close() {
     if (closing.length === 0) return false;
-    closing.shift().dispatchEvent(new Event("close"));
+    closing.shift().dispatchEvent(new MessagePortCloseEvent());
     return true;
   },
   alive() {
@@ -111,6 +111,11 @@ class MessageEvent extends Event {
   get ports() { return this.#ports; }
 }
 
+// A port's close event is one of these, as in Node.
+class MessagePortCloseEvent extends Event {
+  constructor() { super("close"); }
+}
+
 // ---- MessagePort -------------------------------------------------------------
 const kCreate = Symbol("kCreate");
 const portOf = (p, what) => {
@@ -121,9 +126,9 @@ const portOf = (p, what) => {
   return r;
 };
 
-class MessagePort extends EventTarget {
-  constructor(token) {
-    if (token !== kCreate) throw nodeError(TypeError, "ERR_CONSTRUCT_CALL_INVALID", "Constructor cannot be called");
+class MessagePort extends NodeEventTarget {
+  constructor(...args) {
+    if (args[0] !== kCreate) throw nodeError(TypeError, "ERR_CONSTRUCT_CALL_INVALID", "Constructor cannot be called");
     super();
     receiver(this, false, false);
     // Node's port listens to its own newListener and removeListener.
@@ -142,13 +147,6 @@ class MessagePort extends EventTarget {
   ref() { const r = portOf(this); if (!r.closed) r.ref = true; return this; }
   unref() { portOf(this).ref = false; return this; }
   hasRef() { const r = portOf(this); return !r.closed && r.ref; }
-  close() {
-    const r = portOf(this);
-    if (r.closed) return;
-    const peer = r.peer;
-    shut(r, true);
-    if (peer !== null && !peer.closed) peer.queue.push(CLOSE);
-  }
   // As Node: the first "message" listener refs and starts the port, the
   // last one's removal unrefs it.
   [kNewListener](size, type) {
@@ -159,9 +157,21 @@ class MessagePort extends EventTarget {
   }
   get [Symbol.toStringTag]() { return "EventTarget"; }
 }
-Object.assign(MessagePort.prototype, nodeEventTargetMethods);
 defineEventHandler(MessagePort.prototype, "message");
 defineEventHandler(MessagePort.prototype, "messageerror");
+// close comes after the handlers, as in Node's prototype.
+Object.defineProperty(MessagePort.prototype, "close", {
+  value: {
+    close() {
+      const r = portOf(this);
+      if (r.closed) return;
+      const peer = r.peer;
+      shut(r, true);
+      if (peer !== null && !peer.closed) peer.queue.push(CLOSE);
+    },
+  }.close,
+  writable: true, configurable: true, enumerable: false,
+});
 for (const k of Object.keys(MessagePort.prototype)) {
   Object.defineProperty(MessagePort.prototype, k, { enumerable: false });
 }
@@ -252,6 +262,12 @@ defineEventHandler(BroadcastChannel.prototype, "message");
 defineEventHandler(BroadcastChannel.prototype, "messageerror");
 for (const k of Object.keys(BroadcastChannel.prototype)) {
   Object.defineProperty(BroadcastChannel.prototype, k, { enumerable: false });
+}
+
+// Class names are set by hand: a bundle may rename the bindings.
+for (const [C, name] of [[MessageEvent, "MessageEvent"], [MessagePortCloseEvent, "MessagePortCloseEvent"],
+  [MessagePort, "MessagePort"], [MessageChannel, "MessageChannel"], [BroadcastChannel, "BroadcastChannel"]]) {
+  Object.defineProperty(C, "name", { value: name });
 }
 
 module.exports = { MessageChannel, MessagePort, BroadcastChannel, MessageEvent, receiveMessageOnPort };

@@ -77,10 +77,13 @@ function describe(v) {
     try { return Function.prototype.toString.call(v); } catch (_) { return "function"; }
   }
   if (typeof v === "symbol") return String(v);
+  // The first data property of that name; accessors are passed over, so
+  // that an iterator, whose Iterator.prototype.constructor is one here but
+  // not in node 20 (it has no Iterator), is named as there.
   const data = (key) => {
     for (let o = v; o !== null; o = Object.getPrototypeOf(o)) {
       const d = getOwn(o, key);
-      if (d !== undefined) return "value" in d ? d.value : undefined;
+      if (d !== undefined && "value" in d) return d.value;
     }
     return undefined;
   };
