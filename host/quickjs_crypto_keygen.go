@@ -14,9 +14,9 @@ import (
 // reads crypto/rand), so the keys are made here from stream bytes with Go's
 // own constructors and checks: an EC private key is a scalar drawn from the
 // stream until ecdsa.ParseRawPrivateKey accepts it (rejection sampling), an
-// Ed25519 or X25519 key is a 32-byte seed, and RSA primes are drawn from the
-// stream and tested by math/big's ProbablyPrime, a deterministic test (20
-// Miller-Rabin rounds with bases derived from the candidate, and
+// Ed25519 or X25519 key is a 32-byte seed, and RSA primes are searched
+// from stream bytes and tested by math/big's ProbablyPrime, a deterministic
+// test (Miller-Rabin rounds with bases derived from the candidate, and
 // Baillie-PSW), before rsa.PrivateKey's Precompute and Validate.
 
 // keygenOptions are generateKeyPair's options the host needs.
@@ -196,11 +196,25 @@ func randomPrime(ctx context.Context, random func([]byte), bits int, e *big.Int)
 			if gcd.GCD(nil, nil, p1, e).Cmp(one) != 0 {
 				continue
 			}
-			if p.ProbablyPrime(20) {
+			if p.ProbablyPrime(millerRabinRounds(bits)) {
 				return new(big.Int).Set(p), nil
 			}
 		}
 	}
+}
+
+// millerRabinRounds is how many Miller-Rabin rounds ProbablyPrime runs on
+// a bits-bit candidate besides its Baillie-PSW test. FIPS 186-5 table B.1
+// asks 4 rounds of RSA primes of 1024 bits for an error below 2^-100 and
+// 5 for 2^-112 (fewer for longer primes); this runs 5, and 7 on the 512-bit
+// primes of 1024-bit keys, as FIPS 186-4 asked. More would only cost time:
+// a round is a modular exponentiation, and Baillie-PSW alone has no known
+// pseudoprime.
+func millerRabinRounds(bits int) int {
+	if bits < 1024 {
+		return 7
+	}
+	return 5
 }
 
 // sievePrimes are the odd primes below 2^14.

@@ -33,7 +33,7 @@ const KNOWN_HASHES = new Set(HASH_NAMES.map((n) => n.toLowerCase()).concat(
 function isHash(alg) { return typeof alg === "string" && KNOWN_HASHES.has(alg.toLowerCase()); }
 function hashName(alg) {
   if (typeof alg !== "string") throw invalidArgType("algorithm", "of type string", alg);
-  if (!isHash(alg)) throw codedError(Error, "ERR_CRYPTO_INVALID_DIGEST", "Digest method not supported");
+  if (!isHash(alg)) throw new Error("Digest method not supported");
   return alg.toLowerCase();
 }
 function dataArg(data, encoding) {
@@ -368,7 +368,7 @@ const CIPHER_NAMES = ["aes-128-cbc", "aes-128-cfb", "aes-128-cfb8", "aes-128-ctr
 
 function getCipherInfo(nameOrNid, options) {
   if (typeof nameOrNid !== "string" && typeof nameOrNid !== "number") {
-    throw argType("nameOrNid", "of type string or number", nameOrNid);
+    throw argType("nameOrNid", "one of type string or number", nameOrNid);
   }
   if (typeof nameOrNid === "number") validateInt32(nameOrNid, "nameOrNid");
   let keyLength, ivLength;
@@ -765,7 +765,7 @@ function scryptCheck(password, salt, keylen, options) {
   validateInt32(keylen, "keylen", 0);
   let { N, r, p, maxmem } = SCRYPT_DEFAULTS;
   if (options && options !== SCRYPT_DEFAULTS) {
-    const incompatible = () => codedError(TypeError, "ERR_CRYPTO_SCRYPT_INVALID_PARAMETER", "Invalid scrypt parameter");
+    const incompatible = () => codedError(Error, "ERR_CRYPTO_SCRYPT_INVALID_PARAMETER", "Invalid scrypt parameter");
     const hasN = options.N !== undefined;
     if (hasN) { N = options.N; validateUint32(N, "N"); }
     if (options.cost !== undefined) { if (hasN) throw incompatible(); N = options.cost; validateUint32(N, "cost"); }

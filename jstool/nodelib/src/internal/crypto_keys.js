@@ -274,7 +274,7 @@ function secretKey(l1) { return new SecretKeyObject(new Handle({ type: "secret",
 
 function createSecretKey(key, encoding) {
   if (typeof key !== "string" && !isBufferSource(key)) {
-    throw argType("key", "of type string or an instance of ArrayBuffer, Buffer, TypedArray, or DataView", key);
+    throw argType("key", "an instance of ArrayBuffer, Buffer, TypedArray, or DataView", key);
   }
   return secretKey(latin1(key, encoding));
 }

@@ -667,8 +667,14 @@ async function signVerify(algorithm, key, data, signature) {
       if (key.type !== type) throw domError("Key must be a " + type + " key", "InvalidAccessError");
       const hash = key.algorithm.hash.name;
       if (algorithm.name === "RSA-PSS") {
-        validateInt32(algorithm.saltLength, "algorithm.saltLength", 0,
-          Math.ceil((key.algorithm.modulusLength - 1) / 8) - HASH_SIZE[hash] - 2);
+        // Node checks the salt inside its job, whose failures are all
+        // OperationErrors.
+        try {
+          validateInt32(algorithm.saltLength, "algorithm.saltLength", 0,
+            Math.ceil((key.algorithm.modulusLength - 1) / 8) - HASH_SIZE[hash] - 2);
+        } catch (e) {
+          throw operationFailed(e);
+        }
         return run(NODE_HASH[hash], "pss", String(algorithm.saltLength), "der");
       }
       return run(NODE_HASH[hash], "pkcs1", "", "der");
@@ -1026,7 +1032,7 @@ function getRandomValues(array) {
     array instanceof Uint32Array || array instanceof BigInt64Array || array instanceof BigUint64Array;
   if (!ok) throw domError("The data argument must be an integer-type TypedArray", "TypeMismatchError");
   if (array.byteLength > 65536) {
-    throw domError("The ArrayBufferView's byte length (" + array.byteLength + ") exceeds the number of bytes of entropy available via this API (65536)", "QuotaExceededError");
+    throw domError("The requested length exceeds 65,536 bytes", "QuotaExceededError");
   }
   bridge.randomFill(new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
   return array;
