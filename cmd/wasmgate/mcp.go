@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
@@ -104,6 +105,7 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 	}
 
 	var catalogs []mcp.Catalog
+	var storeCatalog *mcp.StoreCatalog
 	if nf.set() {
 		runner, closeRunner, err := e.repRunner(ctx, nf, name, *cache, "", "", *auditLockWait, logger)
 		if err != nil {
@@ -135,14 +137,15 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 			catalogs = append(catalogs, mcp.RegistryTools(pipeline.New(reg, sink)))
 		}
 		if *toolsDir != "" {
-			catalogs = append(catalogs, mcp.StoreTools(mcp.StoreConfig{
+			storeCatalog = mcp.NewStoreCatalog(mcp.StoreConfig{
 				Store: jstool.Store{Dir: *toolsDir}, Engine: engine, Sink: sink,
 				Limits: storeToolLimits(*maxExec), Logger: logger,
-			}))
+			})
 		}
 	}
 	srv, err := mcp.New(ctx, mcp.Config{
 		Catalog:          mcp.Catalogs(catalogs...),
+		Store:            storeCatalog,
 		Version:          implementationVersion,
 		MaxExecutionTime: *maxExec,
 		Logger:           logger,
@@ -151,17 +154,32 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail("mcp", err)
 	}
-	if *toolsDir != "" {
-		// A package added to the store is announced while the server runs.
-		wctx, stop := context.WithCancel(ctx)
+	if storeCatalog != nil {
+		// The store's tools load in the background, so that the client's
+		// initialize is answered at once; tools/list grows as they load,
+		// and as packages are added, announced with tools/list_changed.
+		stop := loadInBackground(ctx, storeCatalog, srv)
 		defer stop()
-		go srv.Watch(wctx, 2*time.Second)
 	}
 	logger.Info("serving MCP on stdio", "tools", len(srv.Names()), "audit", *auditPath)
 	if err := srv.ServeStdio(ctx, e.stdin, e.stdout); err != nil {
 		return e.fail("mcp", err)
 	}
 	return exitSuccess
+}
+
+// loadInBackground loads the tool store's catalog and keeps srv's tool
+// list in step with it until stop is called; stop returns once both have
+// stopped, so that the engine is not closed under a load.
+func loadInBackground(ctx context.Context, catalog *mcp.StoreCatalog, srv *mcp.Server) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { catalog.Run(ctx) })
+	wg.Go(func() { srv.Watch(ctx, 2*time.Second) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // storeToolLimits are the limits of an npm tool called over MCP where its

@@ -210,15 +210,24 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	case reg != nil:
 		catalog = append(catalog, mcp.RegistryTools(pipeline.New(reg, sink, pipeline.WithResults(results))))
 	}
+	// The tool store's catalog loads in the background, once the server
+	// answers: finding a package's tools means loading each export, for
+	// seconds to minutes per package on first sight.
+	var storeCatalog *mcp.StoreCatalog
+	var loadTool func(context.Context, pipeline.ExecutorSource) (pipeline.Executor, error)
+	var catalogStatus func() httpexec.CatalogStatus
 	if runner == nil {
-		catalog = append(catalog, mcp.StoreTools(mcp.StoreConfig{
+		storeCatalog = mcp.NewStoreCatalog(mcp.StoreConfig{
 			Store: store, Engine: engine, Sink: sink, Results: results,
 			Limits: storeToolLimits(*maxExec), Logger: logger,
 			Allow: func(pkg string) bool { return srv != nil && srv.NPMAllows(pkg) },
-		}))
+		})
+		loadTool = storeCatalog.LoadTool
+		catalogStatus = func() httpexec.CatalogStatus { return httpexec.CatalogStatus(storeCatalog.Status()) }
 	}
 	mcpSrv, err := mcp.New(ctx, mcp.Config{
 		Catalog:          mcp.Catalogs(catalog...),
+		Store:            storeCatalog,
 		Version:          implementationVersion,
 		Admit:            func(ctx context.Context) (func(), error) { return srv.Admit(ctx) },
 		MaxExecutionTime: *maxExec,
@@ -232,6 +241,8 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		Registry:              reg,
 		Runner:                runner,
 		Store:                 store,
+		LoadTool:              loadTool,
+		Catalog:               catalogStatus,
 		Sink:                  sink,
 		APIKey:                os.Getenv("EXECUTOR_API_KEY"),
 		AuthAll:               *authAll,
@@ -252,16 +263,6 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 			MaxSessions:    *mcpMaxSessions,
 		}),
 	})
-	if runner == nil {
-		// The store's tools as the server starts, and every package
-		// added while it runs (announced with tools/list_changed).
-		if err := mcpSrv.Refresh(ctx); err != nil {
-			logger.Warn("mcp: listing the tool store", "error", err)
-		}
-		wctx, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
-		go mcpSrv.Watch(wctx, 2*time.Second)
-	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return e.fail("serve", usagef("--addr: %v", err))
@@ -283,6 +284,17 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		"cors_origins", strings.Join(corsOrigins, ","))
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	if storeCatalog != nil {
+		// The store's packages, now that the server answers and may run
+		// them (srv says which), load in the background, and so does every
+		// package added while it runs: tools/list grows, announced with
+		// tools/list_changed.
+		if err := mcpSrv.Refresh(ctx); err != nil {
+			logger.Warn("mcp: listing the tool store", "error", err)
+		}
+		stop := loadInBackground(ctx, storeCatalog, mcpSrv)
+		defer stop()
+	}
 	select {
 	case err := <-served:
 		return e.fail("serve", err)

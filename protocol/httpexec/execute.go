@@ -587,6 +587,8 @@ func toolError(err error) *errDetail {
 // from its snapshot.
 type toolCache struct {
 	cfg Config
+	// loadTool loads a package's tool (Config.LoadTool).
+	loadTool func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error)
 
 	mu      sync.Mutex
 	entries map[string]*toolEntry
@@ -601,7 +603,14 @@ type toolEntry struct {
 }
 
 func newToolCache(cfg Config) *toolCache {
-	c := &toolCache{cfg: cfg, entries: map[string]*toolEntry{}}
+	c := &toolCache{cfg: cfg, entries: map[string]*toolEntry{}, loadTool: cfg.LoadTool}
+	if c.loadTool == nil {
+		c.loadTool = func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error) {
+			// Loading is shared by every caller waiting for this tool: the
+			// first one leaving must not fail the others.
+			return pipeline.LoadExecutor(context.WithoutCancel(ctx), cfg.Engine, src)
+		}
+	}
 	if cfg.Registry != nil {
 		c.reg = pipeline.New(cfg.Registry, cfg.Sink, pipeline.WithResults(cfg.Results))
 	}
@@ -667,9 +676,7 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeli
 			return nil, "", err
 		}
 		exact := inst.Name + "@" + inst.Version
-		// Loading is shared by every caller waiting for this tool: the first
-		// one leaving must not fail the others.
-		e, err := pipeline.LoadExecutor(context.WithoutCancel(ctx), c.cfg.Engine, pipeline.ExecutorSource{Package: exact, Tool: name, ToolsDir: c.cfg.Store.Dir,
+		e, err := c.loadTool(ctx, pipeline.ExecutorSource{Package: exact, Tool: name, ToolsDir: c.cfg.Store.Dir,
 			Defaults: c.toolLimits(wgruntime.Limits{})})
 		action := inst.Name + "/" + name
 		if len(action) > 128 {

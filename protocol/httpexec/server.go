@@ -10,6 +10,7 @@
 package httpexec
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -78,6 +79,18 @@ type Config struct {
 	Runner pipeline.Runner
 	// Store is the tool store npm packages are installed into.
 	Store jstool.Store
+	// LoadTool, when set, loads a tool of an installed package in place of
+	// the server: serve passes its MCP catalog's (mcp.StoreCatalog.LoadTool),
+	// so that a tool is loaded once for both fronts, and a call waits for
+	// that tool alone, not for the catalog. An export that is not a tool
+	// matches wgruntime.ErrNotAdmitted. Default: pipeline.LoadExecutor on
+	// Engine, the source's loading shared by every call waiting for it.
+	LoadTool func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error)
+	// Catalog, when set, says how far the catalog of the tool store
+	// (/mcp's tools/list) has loaded: /health carries it under
+	// "wasmgate"."catalog", so that a client can tell a server still
+	// loading from one whose store offers few tools.
+	Catalog func() CatalogStatus
 	// NPMAllow are the npm packages a request may name beyond the
 	// registry's actions and executors: path.Match patterns on package
 	// names ("@tpmjs/*"), "*" alone for every package. Nil means every
@@ -134,6 +147,17 @@ type Config struct {
 	// whenever one is set, and its tool calls take their slots from the
 	// same admission as /execute-tool (Server.Admit).
 	MCP http.Handler
+}
+
+// CatalogStatus is how far the catalog of a server's tool store has loaded
+// (mcp.StoreStatus): its State is "loading" until every package it offers
+// is loaded, then "ready".
+type CatalogStatus struct {
+	State          string `json:"state"`
+	Packages       int    `json:"packages"`
+	PackagesLoaded int    `json:"packagesLoaded"`
+	PackagesFailed int    `json:"packagesFailed"`
+	Tools          int    `json:"tools"`
 }
 
 // Server is the protocol's HTTP handler.
@@ -304,14 +328,20 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	body := map[string]any{
 		"status":                "ok",
 		"protocolVersion":       ProtocolVersion,
 		"implementationVersion": s.cfg.ImplementationVersion,
 		// No "runtime": the OpenAPI description allows node, deno or bun
 		// only, and wasmgate is none of them (/info says what it is).
 		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
-	})
+	}
+	if s.cfg.Catalog != nil {
+		// Healthy while it loads: every call is served meanwhile (a tool
+		// not loaded yet is loaded for its call).
+		body["wasmgate"] = map[string]any{"catalog": s.cfg.Catalog()}
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) info(w http.ResponseWriter, _ *http.Request) {

@@ -45,7 +45,9 @@ type Tool struct {
 }
 
 // Catalog lists the tools to offer. It is called when the server starts
-// and on every Refresh; a tool that is no longer listed is withdrawn.
+// and on every Refresh; a tool that is no longer listed is withdrawn. It
+// should answer at once: New waits for it (a tool store's catalog, which
+// loads in the background, is Config.Store).
 type Catalog func(ctx context.Context) ([]Tool, error)
 
 // Admission bounds the calls running at once: it returns a release
@@ -53,9 +55,16 @@ type Catalog func(ctx context.Context) ([]Tool, error)
 // server is overloaded). Nil admits every call.
 type Admission func(ctx context.Context) (release func(), err error)
 
-// Config configures a Server. Catalog is required.
+// Config configures a Server. Catalog or Store is required.
 type Config struct {
 	Catalog Catalog
+	// Store, when set, offers a tool store's tools too, as they load (the
+	// catalog loads in the background: StoreCatalog.Run): tools/list
+	// gives those loaded so far, Watch lists them again as more arrive
+	// (and every client is sent notifications/tools/list_changed), and a
+	// call naming a tool of a package not loaded yet loads that tool
+	// first (StoreCatalog.Await).
+	Store *StoreCatalog
 	// Name and Version identify the server in the initialize handshake
 	// (default "wasmgate", "dev").
 	Name, Version string
@@ -82,8 +91,11 @@ type Server struct {
 	cfg Config
 	sdk *sdk.Server
 
-	mu    sync.Mutex
-	tools map[string]offered // by name
+	// refreshing serializes Refresh, so that an older listing is never
+	// applied over a newer one.
+	refreshing sync.Mutex
+	mu         sync.Mutex
+	tools      map[string]offered // by name
 }
 
 // offered is a tool as announced: what it was built from, to tell a change.
@@ -98,7 +110,7 @@ type offered struct {
 //
 // The catalog's error.
 func New(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Catalog == nil {
+	if cfg.Catalog == nil && cfg.Store == nil {
 		return nil, errors.New("mcp: no catalog")
 	}
 	if cfg.Name == "" {
@@ -129,6 +141,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 				"A call that fails or is refused returns isError with its reason codes.",
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 		})
+	if cfg.Store != nil {
+		s.sdk.AddReceivingMiddleware(s.awaitStoreTool)
+	}
 	if err := s.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -142,9 +157,21 @@ func (s *Server) SDK() *sdk.Server { return s.sdk }
 // that changed are replaced, tools that are gone are withdrawn, and every
 // connected client is told the list changed (notifications/tools/list_changed).
 func (s *Server) Refresh(ctx context.Context) error {
-	tools, err := s.cfg.Catalog(ctx)
-	if err != nil {
-		return err
+	s.refreshing.Lock()
+	defer s.refreshing.Unlock()
+	var tools []Tool
+	if s.cfg.Catalog != nil {
+		var err error
+		if tools, err = s.cfg.Catalog(ctx); err != nil {
+			return err
+		}
+	}
+	if s.cfg.Store != nil {
+		more, err := s.cfg.Store.Tools(ctx)
+		if err != nil {
+			return err
+		}
+		tools = append(tools, more...)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -185,20 +212,51 @@ func (s *Server) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// Watch calls Refresh every interval until ctx is done, logging its errors.
+// Watch calls Refresh every interval, and whenever Config.Store has more
+// tools to list, until ctx is done, logging its errors.
 func (s *Server) Watch(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var changes <-chan struct{}
+	if s.cfg.Store != nil {
+		changes = s.cfg.Store.Changes()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
-				s.cfg.Logger.Warn("mcp: listing tools", "error", err)
-			}
+		case <-changes:
+		}
+		if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("mcp: listing tools", "error", err)
 		}
 	}
+}
+
+// awaitStoreTool lets a call name a tool of the tool store that is not
+// listed yet: the store's catalog loads it out of turn, and the server
+// lists it, before the SDK looks the name up (and answers -32602 for a
+// name that is no tool).
+func (s *Server) awaitStoreTool(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if r, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" && r.Params != nil && !s.offers(r.Params.Name) {
+			if s.cfg.Store.Await(ctx, r.Params.Name) {
+				if err := s.Refresh(ctx); err != nil {
+					s.cfg.Logger.Warn("mcp: listing tools", "error", err)
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// offers reports whether a tool named name is offered.
+func (s *Server) offers(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.tools[name]
+	return ok
 }
 
 // Names lists the tools offered, sorted.
