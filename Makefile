@@ -6,7 +6,7 @@ BIN     := bin/wasmgate
 PKGS    := ./...
 
 .PHONY: bench-cluster demo-cluster
-.PHONY: all build build-wasmtime engine testdata-js test test-short test-wasmtime check demo bench bench-detail bench-fuel-ratio bench-js bench-fuel bench-fuel-loaded bench-wasmtime loadtest guests clean
+.PHONY: all build build-wasmtime engine testdata-js compat test test-short test-wasmtime check demo bench bench-detail bench-fuel-ratio bench-js bench-fuel bench-fuel-loaded bench-wasmtime loadtest guests clean
 
 all: build
 
@@ -26,11 +26,13 @@ engine:
 	@bash scripts/fetch-quickjs.sh >/dev/null
 	@GO=$(GO) bash scripts/build-nodelib.sh >/dev/null
 
-# The npm packages the JS tool tests use (the ai package's tool(), and the
+# The npm packages the JS tool tests use (the ai package's tool(), the
 # compatibility corpus that jstool/compat_test.go runs in wasmgate and in
-# node), and the official MCP TypeScript SDK that cmd/wasmgate/mcp_ts_test.go
-# drives wasmgate's MCP server with, each set pinned by its lock file.
-testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json jstool/testdata/web/node_modules/.package-lock.json jstool/testdata/heavy/node_modules/.package-lock.json jstool/testdata/crypto/node_modules/.package-lock.json protocol/mcp/testdata/tsclient/node_modules/.package-lock.json
+# node, and the CLI corpus that cmd/wasmgate/nodecli_npm_test.go runs under
+# wasmgate node and node), and the official MCP TypeScript SDK that
+# cmd/wasmgate/mcp_ts_test.go drives wasmgate's MCP server with, each set
+# pinned by its lock file.
+testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json jstool/testdata/web/node_modules/.package-lock.json jstool/testdata/crypto/node_modules/.package-lock.json jstool/testdata/heavy/node_modules/.package-lock.json testdata/nodecli-npm/node_modules/.package-lock.json protocol/mcp/testdata/tsclient/node_modules/.package-lock.json
 
 jstool/testdata/tools/ai/node_modules/.package-lock.json: jstool/testdata/tools/ai/package-lock.json
 	cd jstool/testdata/tools/ai && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
@@ -41,14 +43,30 @@ jstool/testdata/compat/node_modules/.package-lock.json: jstool/testdata/compat/p
 jstool/testdata/web/node_modules/.package-lock.json: jstool/testdata/web/package-lock.json
 	cd jstool/testdata/web && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
-jstool/testdata/heavy/node_modules/.package-lock.json: jstool/testdata/heavy/package-lock.json
-	cd jstool/testdata/heavy && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
-
 jstool/testdata/crypto/node_modules/.package-lock.json: jstool/testdata/crypto/package-lock.json
 	cd jstool/testdata/crypto && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
+jstool/testdata/heavy/node_modules/.package-lock.json: jstool/testdata/heavy/package-lock.json
+	cd jstool/testdata/heavy && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
+
 protocol/mcp/testdata/tsclient/node_modules/.package-lock.json: protocol/mcp/testdata/tsclient/package-lock.json
 	cd protocol/mcp/testdata/tsclient && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
+
+testdata/nodecli-npm/node_modules/.package-lock.json: testdata/nodecli-npm/package-lock.json
+	cd testdata/nodecli-npm && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
+
+# The compatibility corpora in full (make test runs a fast subset of each):
+# every npm package of jstool/testdata/compat in wasmgate and in node at the
+# default limits, then at generous ones, and every npm CLI of
+# testdata/nodecli-npm under wasmgate node and node. The results tables
+# (docs/JAVASCRIPT.md, "Compatibility corpus") go to bin/compat-*.md.
+# All three run even when one fails; make fails if any did.
+compat: engine testdata-js
+	@mkdir -p bin; rc=0; \
+	WASMGATE_COMPAT=full WASMGATE_COMPAT_TABLE=$(CURDIR)/bin/compat-packages.md $(GO) test -count=1 -timeout 60m -run '^TestCompatibilityCorpus$$' ./jstool/ || rc=1; \
+	WASMGATE_COMPAT=full WASMGATE_COMPAT_LIMITS=generous WASMGATE_COMPAT_TABLE=$(CURDIR)/bin/compat-packages-generous.md $(GO) test -count=1 -timeout 60m -run '^TestCompatibilityCorpus$$' ./jstool/ || rc=1; \
+	WASMGATE_COMPAT=full WASMGATE_COMPAT_CLI_TABLE=$(CURDIR)/bin/compat-clis.md $(GO) test -count=1 -timeout 60m -run '^TestNPMCLIsMatchNode$$' ./cmd/wasmgate/ || rc=1; \
+	exit $$rc
 
 test: engine testdata-js
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)

@@ -45,8 +45,28 @@ type compatDifference struct {
 // it"), so the list stays true as the causes get fixed; docs/JAVASCRIPT.md
 // repeats it.
 var compatDifferences = map[string]compatDifference{
-	"luxon":     {cause: "ReferenceError: Intl is not defined (QuickJS-NG is built without Intl, which luxon formats every date with)"},
-	"smol-toml": {cause: `String(date) ends "GMT+0000", without node's " (Coordinated Universal Time)": the zone's name comes from ICU data the engine lacks`},
+	// No Intl: QuickJS-NG is built without it.
+	"luxon":            {cause: "no `Intl`: `ReferenceError: Intl is not defined` (luxon formats every date with `Intl.DateTimeFormat`)"},
+	"string-width":     {cause: "no `Intl`: `ReferenceError: Intl is not defined` while loading (it builds an `Intl.Segmenter` at load)"},
+	"wrap-ansi":        {cause: "no `Intl`: `ReferenceError: Intl is not defined` while loading (through string-width's `Intl.Segmenter`)"},
+	"cron-parser":      {cause: "no `Intl`: `ReferenceError: Intl is not defined` (luxon, underneath, for the time zone)"},
+	"date-fns-tz":      {cause: "no `Intl`: `RangeError: Date value is NaN` (a zone's offset comes from `Intl.DateTimeFormat`, which is missing)"},
+	"fast-levenshtein": {cause: "no `Intl`: `useCollator` falls back to plain comparison, so \"ń\" and \"ñ\" differ (node's `Intl.Collator` compares them equal)"},
+	"smol-toml":        {cause: "no ICU data: `String(date)` ends `GMT+0000`, without node's ` (Coordinated Universal Time)`"},
+	// crypto beyond hashes.
+	"jose":       {cause: "`crypto.subtle` has only `digest`: `NotSupportedError: crypto.subtle.importKey() is not available` (jose signs even HS256 with importKey and sign)"},
+	"node-forge": {cause: "`crypto.pbkdf2Sync` is missing: `Error: crypto.pbkdf2Sync() is not available in the wasmgate sandbox` (forge uses node's when it finds node:crypto)"},
+	// The fetch API's classes throw when constructed.
+	"ai":     {cause: "`Headers` throws when constructed: `TypeError: Headers is not available in the wasmgate sandbox` (generateText builds request headers even for a mock model)"},
+	"openai": {cause: "`Headers` throws when constructed: `TypeError: Headers is not available in the wasmgate sandbox` (the error class reads the response's headers)"},
+	// Loading runs out of memory at the default 16 MiB, and a route's
+	// limits do not reach loading.
+	"anthropic-ai-sdk": {cause: "loading runs out of memory: `TOOL_INVALID … InternalError: out of memory` at the default 256 pages, and at 4096 too (a route's memory_pages does not reach loading)"},
+	"cheerio":          {cause: "loading runs out of memory: `TOOL_INVALID … InternalError: out of memory` (cheerio's main entry bundles undici), at any route's memory_pages"},
+	// The engine.
+	"parse-json": {cause: "the engine's `JSON.parse` message: QuickJS-NG adds ` (line 3 column 17)` after `at position 33`, as V8 12 does and node 20's V8 11 does not"},
+	// By design (JAVASCRIPT.md, Outcomes).
+	"yargs-parser": {cause: "by design: a `NaN` in the result is `OUTPUT_NOT_JSON`, where node's `JSON.stringify` writes `null` (yargs-parser gives `NaN` for a non-numeric `--port`)"},
 }
 
 // compatGenerousLimits are what WASMGATE_COMPAT_LIMITS=generous runs the
