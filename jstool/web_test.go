@@ -36,7 +36,8 @@ func webPackages(t *testing.T) {
 // listeners, transfers, close events, and the order of messages against
 // timers, immediates, promise jobs and process.nextTick), structuredClone
 // of every type it clones and each error it throws, node:worker_threads'
-// exports, the legacy RegExp statics after each kind of match, showdown
+// exports, the legacy RegExp statics after each kind of match,
+// util.types.isProxy and its siblings, showdown
 // converting headings (which read RegExp.$1) and undici loading.
 func TestWebGlobalsMatchNode(t *testing.T) {
 	e := engine(t, runtime.EngineWazero)
@@ -50,6 +51,7 @@ func TestWebGlobalsMatchNode(t *testing.T) {
 		{file: "clone.mjs"},
 		{file: "worker_threads.mjs"},
 		{file: "regexp_statics.mjs"},
+		{file: "util_types.mjs"},
 		{file: "showdown.mjs", packages: true},
 		{file: "undici.mjs", packages: true},
 	} {
