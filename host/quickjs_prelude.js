@@ -614,8 +614,9 @@
     if (e instanceof Error) {
       let s = String(e.name) + ": " + String(e.message);
       if (typeof e.stack === "string") {
-        // The tool's frames only: the prelude's are wasmgate's business.
-        const frames = e.stack.split("\n").filter((l) => l !== "" && !l.includes("wasmgate:prelude"));
+        // The tool's frames only: the prelude's are wasmgate's business,
+        // and a stack shaped as V8's (a program's) repeats the message first.
+        const frames = e.stack.split("\n").filter((l) => /^\s+at /.test(l) && !l.includes("wasmgate:prelude"));
         if (frames.length > 0) s += "\n" + frames.join("\n");
       }
       return s;
@@ -1217,8 +1218,11 @@
       show(reason) + "\".\n{\n  code: 'ERR_UNHANDLED_REJECTION'\n}");
     // start settles the module: what it throws, or its top-level await
     // rejects with, is uncaught. finish ends a program that ran out of work.
-    function start(namespace) { namespace.then(undefined, (e) => uncaught(e)); }
-    function finish() { exitImpl(undefined); }
+    // A module whose top-level await never settled ends as node 20 ends
+    // it: status 13, unless the program set process.exitCode.
+    let settled = false;
+    function start(namespace) { namespace.then(() => { settled = true; }, (e) => { settled = true; uncaught(e); }); }
+    function finish() { exitImpl(!settled && exitCode === undefined ? 13 : undefined); }
     return [start, finish, rejection];
   }
 

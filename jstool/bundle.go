@@ -24,6 +24,13 @@ type Bundle struct {
 	Source []byte
 	// Entry names what was bundled (a file path, or name@version), for messages.
 	Entry string
+	// Main is, for a program (BundleProgram), its entry's path as the
+	// program sees it (under ProgramRoot): its __filename, and what its
+	// process.argv[1] should be. Empty for a tool.
+	Main string
+
+	// metafile is esbuild's metafile, for a build that asked for one.
+	metafile string
 }
 
 // BundleError says why a tool could not be bundled: a syntax or type-stripping
@@ -404,7 +411,7 @@ func buildOnce(entry string, opts api.BuildOptions, c confinement) (Bundle, erro
 			fmt.Sprintf("bundling gave %d output files (%s), want one JavaScript module", len(paths), strings.Join(paths, ", ")),
 		}}
 	}
-	return Bundle{Source: result.OutputFiles[0].Contents, Entry: entry}, nil
+	return Bundle{Source: result.OutputFiles[0].Contents, Entry: entry, metafile: result.Metafile}, nil
 }
 
 // problem formats one esbuild message as "file:line:col: text", the column

@@ -53,6 +53,8 @@ var nodeModules = map[string]string{
 	"process":             "process.js",
 	"punycode":            "punycode.js",
 	"querystring":         "querystring.js",
+	"readline":            "readline.js",
+	"readline/promises":   "readline_promises.js",
 	"stream":              "stream.js",
 	"stream/consumers":    "stream_consumers.js",
 	"stream/promises":     "stream_promises.js",
@@ -78,6 +80,9 @@ type deniedModule struct {
 	// unavailable: refused as not available (ERR_FEATURE_UNAVAILABLE_ON_PLATFORM)
 	// rather than as I/O (ERR_ACCESS_DENIED).
 	unavailable bool
+	// overrides is a JavaScript expression for the functions that work in
+	// some cases (see internal/denied.js), "" for none.
+	overrides string
 }
 
 const fsConstants = `Object.freeze({F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1, O_RDONLY: 0, O_WRONLY: 1, O_RDWR: 2, ` +
@@ -88,8 +93,10 @@ const fsConstants = `Object.freeze({F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1, O_RDONLY
 // deniedModules are the built-ins that do I/O (ERR_ACCESS_DENIED) and those
 // wasmgate does not provide (ERR_FEATURE_UNAVAILABLE_ON_PLATFORM).
 var deniedModules = map[string]deniedModule{
-	"fs":                 {values: map[string]string{"constants": fsConstants, "promises": `lazy(() => require("node:fs/promises"))`}},
-	"fs/promises":        {values: map[string]string{"constants": fsConstants}, promises: true},
+	"fs": {values: map[string]string{"constants": fsConstants, "promises": `lazy(() => require("node:fs/promises"))`},
+		overrides: `require("wasmgate:internal/fs_stdin")`},
+	"fs/promises": {values: map[string]string{"constants": fsConstants}, promises: true,
+		overrides: `require("wasmgate:internal/fs_stdin").promises`},
 	"net":                {},
 	"http":               {values: map[string]string{"METHODS": httpMethods, "STATUS_CODES": httpStatusCodes, "maxHeaderSize": "16384"}},
 	"https":              {},
@@ -102,8 +109,6 @@ var deniedModules = map[string]deniedModule{
 	"cluster":            {values: map[string]string{"isPrimary": "true", "isMaster": "true", "isWorker": "false", "workers": "Object.freeze({})"}},
 	"sqlite":             {},
 	"inspector":          {values: map[string]string{"console": "globalThis.console"}},
-	"readline":           {},
-	"readline/promises":  {promises: true},
 	"repl":               {},
 	"domain":             {unavailable: true},
 	"v8":                 {unavailable: true},
@@ -291,11 +296,15 @@ func (d deniedModule) source(name string) string {
 	if d.unavailable {
 		code = "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM"
 	}
+	overrides := "{}"
+	if d.overrides != "" {
+		overrides = d.overrides
+	}
 	return fmt.Sprintf(`"use strict";
 const denied = require("wasmgate:internal/denied");
 const lazy = denied.lazy;
-module.exports = denied(%s, { values: { %s}, promises: %t, code: %s });
-`, strconv.Quote(name), values.String(), d.promises, strconv.Quote(code))
+module.exports = denied(%s, { values: { %s}, promises: %t, code: %s, overrides: %s });
+`, strconv.Quote(name), values.String(), d.promises, strconv.Quote(code), overrides)
 }
 
 // globalsInstaller names the module that installs Node globals; the names

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -43,21 +44,23 @@ var ProgramLimits = runtime.Limits{
 	MaxOutputBytes:  10 << 20,
 }.WithFuelPerMs(fuelPerMs)
 
-// BundleProgram bundles a program (a .js, .mjs, .cjs, .ts, .mts or .cts
-// file, CommonJS or ES module, and everything it requires or imports,
-// node_modules included). The bundle always has the Buffer global, since
-// process.stdin hands out Buffers.
+// BundleProgram bundles a program and everything it requires or imports,
+// node_modules included, as node runs it: the entry may have any extension
+// or none (a bin, with or without a "#!" line); .ts, .mts and .cts are
+// TypeScript, anything else JavaScript, CommonJS or an ES module as node 20
+// tells them apart (.mjs and .cjs, the nearest package.json's "type", else
+// the syntax). Each module sees its virtual path (ProgramRoot): __dirname
+// and __filename, import.meta.url, dirname and filename; a CommonJS entry
+// is require.main. A require() or import() of a file or package the tree
+// does not have bundles, and throws node's MODULE_NOT_FOUND (rejects with
+// ERR_MODULE_NOT_FOUND) when it runs. The bundle always has the Buffer
+// global, since process.stdin hands out Buffers.
 //
 // # Errors
 //
-// As BundleFile.
+// As BundleFile, except that a missing module is an error only when a
+// static import names it (node refuses such a program before it starts).
 func BundleProgram(file string) (Bundle, error) {
-	ext := filepath.Ext(file)
-	if _, ok := bundleExtensions[ext]; !ok {
-		return Bundle{}, &BundleError{Entry: file, Problems: []string{
-			fmt.Sprintf("%s: unsupported extension %q (want .js, .mjs, .cjs, .ts, .mts or .cts)", filepath.Base(file), ext),
-		}}
-	}
 	info, err := os.Stat(file)
 	if err != nil {
 		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", file, err)
@@ -73,11 +76,52 @@ func BundleProgram(file string) (Bundle, error) {
 	if err != nil {
 		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", file, err)
 	}
+	layout, err := newProgramLayout(abs, tree)
+	if err != nil {
+		return Bundle{}, err
+	}
+	b, err := layout.build(file, abs, tree, nil)
+	// Imports the tree does not have fail a build (or, in a try block, are
+	// left for the runtime, which a build's failure does not show); only a
+	// program that has some pays for more builds, which resolve each of
+	// them once more, until no new one shows.
+	var missing []string
+	for {
+		more := false
+		for _, s := range missingSpecifiers(b, err) {
+			if !slices.Contains(missing, s) {
+				missing = append(missing, s)
+				more = true
+			}
+		}
+		if !more {
+			break
+		}
+		b, err = layout.build(file, abs, tree, missing)
+	}
+	if err != nil {
+		return Bundle{}, err
+	}
+	b.Main = layout.main()
+	b.metafile = ""
+	return b, nil
+}
+
+// build bundles the program, missing naming the specifiers that may not
+// resolve (see programLayout.plugin).
+func (l *programLayout) build(file, abs string, tree confine.Tree, missing []string) (Bundle, error) {
 	opts := bundleOptions(filepath.Dir(abs))
-	// The entry imports the program and names Buffer, which installs the
-	// global before the program's first line runs.
+	opts.Metafile = true
+	// A program shows its functions' and classes' names (util.inspect of an
+	// instance, an error's name, fn.name), which esbuild renames when two
+	// modules use one name.
+	opts.KeepNames = true
+	opts.Plugins = append(slices.Clip(opts.Plugins), l.plugin(missing))
+	// The entry sets the program up (its console, require, paths), imports
+	// the program, and names Buffer, which installs the global before the
+	// program's first line runs.
 	opts.Stdin = &api.StdinOptions{
-		Contents:   "import " + strconv.Quote(abs) + ";\nexport const buffer = Buffer;\n",
+		Contents:   "import \"wasmgate-program:setup\";\nimport " + strconv.Quote(abs) + ";\nexport const buffer = Buffer;\n",
 		ResolveDir: filepath.Dir(abs),
 		Sourcefile: "wasmgate-program.js",
 		Loader:     api.LoaderJS,

@@ -106,9 +106,11 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 	}
 	defer engine.Close(ctx)
 	prog, err := jstool.NewProgram(engine, bundle, runtime.Manifest{ExecutorID: "node", Version: jstool.NodeVersion}, jstool.ProgramOptions{
-		// The program's path as the user gave it: the host's absolute path
-		// (the user's home, the server's layout) is not the program's to see.
-		Argv:   append([]string{"/usr/local/bin/node", file}, progArgs...),
+		// As node's, argv[1] is the program's absolute path, __filename of
+		// its entry, but in the program's virtual tree (jstool.ProgramRoot):
+		// the host's layout (the user's home, a server's paths) is not the
+		// program's to see.
+		Argv:   append([]string{"/usr/local/bin/node", bundle.Main}, progArgs...),
 		Stdout: e.stdout,
 		Stderr: e.stderr,
 	})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -31,6 +32,11 @@ var nodeCLICases = []struct {
 	// is compared by its "Name: message" line only (Node prints the
 	// source line and its own frames and version around it).
 	uncaught bool
+	// dir, when set, is the program's tree root (below testdata/nodecli),
+	// where node runs it from: wasmgate node's process.cwd() is that root
+	// (jstool.ProgramRoot) wherever it runs, so paths a program prints
+	// relative to its cwd agree.
+	dir string
 }{
 	{name: "data and end events", file: "double.js", stdin: `{"numbers":[1,2,3.5]}`},
 	{name: "async iteration, NDJSON out", file: "ndjson.mjs", stdin: "{\"id\":1,\"name\":\"ab\"}\n{\"id\":2,\"name\":\"çé\"}\n"},
@@ -50,6 +56,19 @@ var nodeCLICases = []struct {
 	{name: "an async main that rejects", file: "rejected_main.js", stdin: `{"path":"/x"}`, code: 1, uncaught: true},
 	{name: "a rejection with no handler", file: "unhandled_reason.js", code: 1, uncaught: true},
 	{name: "a rejection handled late", file: "handled_late.js"},
+	{name: "a bin without extension, with #! and require.main", file: "greet/bin/greet", args: []string{"Ada"}, dir: "greet"},
+	{name: "an ES module bin: import.meta and the main check", file: "esm-cli/bin/cli", args: []string{"-n", "2"}, dir: "esm-cli"},
+	{name: "fs.readFileSync(0)", file: "read_fd0.js", stdin: "name,qty,price\nwidget,3,2.5\ngadget,10,x\n"},
+	{name: "/dev/stdin, fs.promises and a callback", file: "read_dev_stdin.mjs", stdin: "héllo\nwörld ✓\n"},
+	{name: "fs.readSync(0) in a loop", file: "read_sync_loop.js", stdin: "héllo\nwörld ✓\n"},
+	{name: "readline lines and close", file: "rl_lines.js", stdin: "the cat\r\nThe dog\rthe end\n\nlast line, no end"},
+	{name: "readline async iteration", file: "rl_iterate.mjs", stdin: "{\"amount\":3}\n\nnot json\n{\"amount\":4.5}\r\n{\"amount\":1}"},
+	{name: "readline question", file: "rl_question.js", stdin: "Ada\n42\nextra\n"},
+	{name: "readline/promises question and prompt", file: "rl_promises.mjs", stdin: "Bob\nabc\nxyz\nquit\nignored\n"},
+	{name: "readline/promises: the input ends before the answer", file: "rl_promises.mjs", stdin: "Bob", code: 13},
+	{name: "optional requires of missing modules", file: "optional_require.js", dir: "."},
+	{name: "a require of a missing module that runs", file: "optional_require.js", args: []string{"--load"}, code: 1, uncaught: true, dir: "."},
+	{name: "console.log and util.inspect of tricky values", file: "inspect.js"},
 }
 
 // errorLine is the first "Name: message" line of an uncaught exception's
@@ -74,6 +93,12 @@ func TestNodeMatchesNode(t *testing.T) {
 				return
 			}
 			cmd := exec.Command(nodeBin, append([]string{nodeCLI(c.file)}, c.args...)...)
+			if c.dir != "" {
+				rel, err := filepath.Rel(c.dir, c.file)
+				require.NoError(t, err)
+				cmd = exec.Command(nodeBin, append([]string{rel}, c.args...)...)
+				cmd.Dir = nodeCLI(c.dir)
+			}
 			cmd.Stdin = strings.NewReader(c.stdin)
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
@@ -261,13 +286,29 @@ func TestNodeRunsAProtocolTool(t *testing.T) {
 	assert.Equal(t, []string{"started", "log", "result"}, types)
 }
 
-// TestNodeArgvIsThePathAsGiven: process.argv[1] is the program's path as
-// the user typed it, not the host's absolute path (which would tell the
-// program where it lives: a home directory, a server's layout).
-func TestNodeArgvIsThePathAsGiven(t *testing.T) {
+// TestNodeArgvIsTheVirtualPath: process.argv[1] is, as in node, the
+// program's absolute path and its __filename, but in the program's virtual
+// tree (its root at jstool.ProgramRoot), whether the path was given
+// relative or absolute: the host's absolute path would tell the program
+// where it lives (a home directory, a server's layout). process.cwd() is
+// the tree's root.
+func TestNodeArgvIsTheVirtualPath(t *testing.T) {
 	file := nodeCLI("argv_path.js")
-	require.False(t, filepath.IsAbs(file))
-	got := wasmgate(t, "", "node", file)
+	abs, err := filepath.Abs(file)
+	require.NoError(t, err)
+	for _, given := range []string{file, abs} {
+		got := wasmgate(t, "", "node", given)
+		require.Equal(t, 0, got.code, "stderr: %s", got.stderr)
+		assert.Equal(t, "/app/argv_path.js\n/app\n", got.stdout, given)
+	}
+	// The tree's root is the nearest directory up holding package.json.
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "src", "deep"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"p"}`), 0o644))
+	prog := filepath.Join(dir, "src", "deep", "x.js")
+	require.NoError(t, os.WriteFile(prog, []byte(`console.log(process.argv[1], __dirname, process.cwd(), require.main.paths.join(","))`), 0o644))
+	got := wasmgate(t, "", "node", prog)
 	require.Equal(t, 0, got.code, "stderr: %s", got.stderr)
-	assert.Equal(t, file+"\n", got.stdout)
+	assert.Equal(t, "/app/src/deep/x.js /app/src/deep /app /app/src/deep/node_modules,/app/src/node_modules,/app/node_modules,/node_modules\n", got.stdout)
+	assert.NotContains(t, got.stdout, dir)
 }

@@ -2,6 +2,9 @@
 // node:buffer: the buffer package (feross/buffer), with what Node adds.
 const lib = require("wasmgate:lib/buffer");
 const { Buffer } = lib;
+// Bundling the library renamed the class (a global of its name is in
+// scope there); Buffer.name is what util.inspect and error messages show.
+if (Buffer.name !== "Buffer") Object.defineProperty(Buffer, "name", { value: "Buffer", configurable: true });
 
 // base64url, which the buffer package lacks: its base64 decoder already
 // reads "-" and "_", so only the name and the encoder need adding.
@@ -34,6 +37,30 @@ function isUtf8(input) {
   const b = ArrayBuffer.isView(input) ? new Uint8Array(input.buffer, input.byteOffset, input.byteLength) : new Uint8Array(input);
   try { new TextDecoder("utf-8", { fatal: true }).decode(b); return true; } catch (_) { return false; }
 }
+// util.inspect shows a Buffer as node does: its first INSPECT_MAX_BYTES
+// bytes in hex, how many more there are, and its own properties.
+Buffer.prototype[Symbol.for("nodejs.util.inspect.custom")] = function inspect(depth, options, inspect) {
+  const max = module.exports.INSPECT_MAX_BYTES;
+  let s = this.toString("hex", 0, Math.min(max, this.length)).replace(/(..)(?!$)/g, "$1 ");
+  const more = this.length - max;
+  if (more > 0) s += " ... " + more + " more byte" + (more > 1 ? "s" : "");
+  if (options && typeof inspect === "function") {
+    const own = Object.create(null);
+    let extra = false;
+    const keys = [...Object.keys(this), ...Object.getOwnPropertySymbols(this).filter((k) => Object.prototype.propertyIsEnumerable.call(this, k))];
+    for (const k of keys) {
+      if (typeof k === "string" && /^(0|[1-9][0-9]*)$/.test(k)) continue;
+      own[k] = this[k];
+      extra = true;
+    }
+    if (extra) {
+      // Shown without the braces of the object that holds them.
+      const shown = inspect(own, Object.assign({}, options, { breakLength: Infinity, compact: true }));
+      s += (this.length !== 0 ? ", " : "") + shown.slice("[Object: null prototype] { ".length, -2);
+    }
+  }
+  return "<" + this.constructor.name + " " + s + ">";
+};
 module.exports = Object.assign({}, lib, {
   atob: globalThis.atob,
   btoa: globalThis.btoa,

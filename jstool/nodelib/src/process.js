@@ -56,6 +56,8 @@ const CHUNK = 65536; // what Node reads from a pipe at a time
 // bundle that names process (a program's bundle always has it).
 const buffer = () => globalThis.Buffer;
 const immediate = globalThis.setImmediate;
+// The stdin's bytes and cursor, shared with fs.
+const stdin = require("wasmgate:internal/stdin");
 
 function toChunk(bytes, enc) {
   // bytes: a latin1 string (a character per byte).
@@ -119,16 +121,17 @@ class WriteStream extends EventEmitter {
   getWindowSize() { return [80, 24]; }
 }
 
+// ReadStream is process.stdin under wasmgate node: the stdin the host read,
+// handed out as a pipe hands it to node, a chunk of at most CHUNK bytes
+// per turn of the event loop, the end in a turn of its own.
 class ReadStream extends EventEmitter {
-  constructor(bytes) {
+  constructor() {
     super();
     this.fd = 0;
     this.isTTY = false;
     this.readable = true;
     this.readableEnded = false;
     this.destroyed = false;
-    this._bytes = bytes;
-    this._pos = 0;
     this._enc = null;
     this._flowing = null;
     this._scheduled = false;
@@ -136,7 +139,7 @@ class ReadStream extends EventEmitter {
   }
   get readableFlowing() { return this._flowing; }
   get readableEncoding() { return this._enc; }
-  get readableLength() { return this._bytes.length - this._pos; }
+  get readableLength() { return stdin.left(); }
   setEncoding(enc) {
     enc = String(enc).toLowerCase();
     this._enc = enc === "utf-8" ? "utf8" : enc;
@@ -145,16 +148,15 @@ class ReadStream extends EventEmitter {
   // _next takes the next chunk (at most CHUNK bytes, never half a UTF-8
   // character when decoding it), null at the end.
   _next(max) {
-    const left = this._bytes.length - this._pos;
+    const src = stdin;
+    const left = src.left();
     if (left === 0) return null;
     let n = Math.min(left, max === undefined ? CHUNK : max);
     if (this._enc === "utf8") {
-      while (n < left && n > 0 && (this._bytes.charCodeAt(this._pos + n) & 0xc0) === 0x80) n--;
+      while (n < left && n > 0 && (src.byteAt(n) & 0xc0) === 0x80) n--;
       if (n === 0) n = Math.min(left, max === undefined ? CHUNK : max);
     }
-    const bytes = this._bytes.slice(this._pos, this._pos + n);
-    this._pos += n;
-    return toChunk(bytes, this._enc);
+    return toChunk(src.take(n), this._enc);
   }
   _end() {
     if (this._ending) return;
@@ -177,15 +179,17 @@ class ReadStream extends EventEmitter {
   _flow() {
     if (this.listenerCount("readable") > 0 && this._flowing !== true) {
       this.emit("readable");
-      if (this._pos < this._bytes.length) this._schedule();
+      if (stdin.left() > 0) this._schedule();
       else this._end();
       return;
     }
-    while (this._flowing === true) {
-      const c = this._next();
-      if (c === null) { this._end(); return; }
-      this.emit("data", c);
-    }
+    if (this._flowing !== true) return;
+    const c = this._next();
+    if (c === null) { this._end(); return; }
+    this.emit("data", c);
+    // The next chunk, or the end, comes in a later turn, after the
+    // promise jobs this one started.
+    this._schedule();
   }
   on(event, fn) {
     super.on(event, fn);
@@ -203,8 +207,8 @@ class ReadStream extends EventEmitter {
   pause() { this._flowing = false; return this; }
   isPaused() { return this._flowing === false; }
   read(n) {
-    if (this._pos >= this._bytes.length) { this._end(); return null; }
-    if (n === undefined) n = this._bytes.length - this._pos;
+    if (stdin.left() === 0) { this._end(); return null; }
+    if (n === undefined) n = stdin.left();
     return this._next(n);
   }
   pipe(dest, opts) {
@@ -215,9 +219,7 @@ class ReadStream extends EventEmitter {
   }
   unpipe() { return this; }
   unshift(chunk) {
-    const s = typeof chunk === "string" ? bridge.toLatin1(new TextEncoder().encode(chunk)) : bridge.toLatin1(chunk);
-    this._bytes = s + this._bytes.slice(this._pos);
-    this._pos = 0;
+    stdin.unshift(typeof chunk === "string" ? bridge.toLatin1(new TextEncoder().encode(chunk)) : bridge.toLatin1(chunk));
   }
   destroy() { this.destroyed = true; this._flowing = false; return this; }
   setRawMode() { return this; }
@@ -236,7 +238,7 @@ class ReadStream extends EventEmitter {
 
 let streams = null;
 function programStream(fd) {
-  if (streams === null) streams = [new ReadStream(io.stdin), new WriteStream(1), new WriteStream(2)];
+  if (streams === null) streams = [new ReadStream(), new WriteStream(1), new WriteStream(2)];
   return streams[fd];
 }
 const stdio = io === null ? (fd) => bridge.stdio(fd) : programStream;

@@ -5,6 +5,37 @@ const legacy = require("wasmgate:lib/url");
 const whatwg = require("wasmgate:lib/whatwg-url");
 const { invalidArgType } = require("wasmgate:internal/errors");
 const { URL, URLSearchParams } = whatwg;
+// Bundling the library renamed the classes (globals of their names are in
+// scope there); their names are what util.inspect and messages show.
+for (const [c, name] of [[URL, "URL"], [URLSearchParams, "URLSearchParams"]]) {
+  if (c.name !== name) Object.defineProperty(c, "name", { value: name, configurable: true });
+}
+// util.inspect shows them as node does: a URL as an object of its parts,
+// URLSearchParams as its pairs.
+const custom = Symbol.for("nodejs.util.inspect.custom");
+URL.prototype[custom] = function (depth, options, inspect) {
+  const constructor = this.constructor || URL;
+  // Past the depth node shows the URL itself, which has no own properties.
+  if (typeof depth === "number" && depth < 0) return constructor.name + " {}";
+  const parts = { __proto__: { constructor } };
+  for (const k of ["href", "origin", "protocol", "username", "password", "host", "hostname", "port", "pathname", "search", "searchParams", "hash"]) {
+    parts[k] = this[k];
+  }
+  return constructor.name + " " + inspect(parts, options);
+};
+URLSearchParams.prototype[custom] = function (depth, options, inspect) {
+  if (typeof depth === "number" && depth < 0) return options.stylize("[Object]", "special");
+  const inner = Object.assign({}, options);
+  if (depth !== null) inner.depth = depth - 1;
+  const pairs = [];
+  for (const [k, v] of this) pairs.push(inspect(k, inner) + " => " + inspect(v, inner));
+  const name = this.constructor.name;
+  if (pairs.length === 0) return name + " {}";
+  // The width of the pairs on one line, without color codes.
+  const width = pairs.reduce((n, p) => n + p.replace(/\x1b\[\d\d?m/g, "").length + 2, -2);
+  if (width > options.breakLength) return name + " {\n  " + pairs.join(",\n  ") + " }";
+  return name + " { " + pairs.join(", ") + " }";
+};
 // globalThis.URL is a stand-in until now (see the prelude).
 globalThis.URL = URL;
 globalThis.URLSearchParams = URLSearchParams;

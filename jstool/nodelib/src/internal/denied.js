@@ -5,11 +5,13 @@
 // function called with a callback last calls it back with the error
 // instead, and the functions of a promises API reject with it. Values a
 // library reads at load (fs.constants, worker_threads.isMainThread) are
-// given as Node has them.
+// given as Node has them. overrides are the functions that do work in some
+// cases (fs reading a program's stdin): each is made from the refusing
+// function of its name, to call in the other cases.
 const bridge = globalThis[Symbol.for("wasmgate.node")];
 
 module.exports = function denied(name, options = {}) {
-  const { values = {}, promises = false, code = "ERR_ACCESS_DENIED" } = options;
+  const { values = {}, promises = false, code = "ERR_ACCESS_DENIED", overrides = {} } = options;
   const refuse = (what) => {
     if (code === "ERR_ACCESS_DENIED") return bridge.accessDenied(what);
     const e = new Error(what + " is not available in the wasmgate sandbox");
@@ -20,8 +22,18 @@ module.exports = function denied(name, options = {}) {
   const fn = (key) => {
     let f = fns.get(key);
     if (f !== undefined) return f;
+    if (Object.prototype.hasOwnProperty.call(overrides, key)) {
+      f = overrides[key](refusing(key));
+      fns.set(key, f);
+      return f;
+    }
+    f = refusing(key);
+    fns.set(key, f);
+    return f;
+  };
+  const refusing = (key) => {
     const what = name + "." + key;
-    f = { [key]: function (...args) {
+    return { [key]: function (...args) {
       if (new.target) throw refuse("new " + what + "()");
       const err = refuse(what + "()");
       if (promises) return Promise.reject(err);
@@ -29,8 +41,6 @@ module.exports = function denied(name, options = {}) {
       if (typeof cb === "function") { bridge.nextTick(cb, [err]); return undefined; }
       throw err;
     } }[key];
-    fns.set(key, f);
-    return f;
   };
   const get = (target, key) => {
     if (typeof key === "symbol" || key === "__esModule" || key === "then") return undefined;
