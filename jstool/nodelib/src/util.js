@@ -45,5 +45,15 @@ module.exports = Object.assign({}, lib, {
       const known = globalThis[Symbol.for("wasmgate.isProxy")];
       return typeof known === "function" && known(v);
     },
+    // Keys are known to node:crypto's key module, which registers itself
+    // when a bundle holds it (without it no key can exist).
+    isKeyObject: function isKeyObject(v) {
+      const keys = globalThis[Symbol.for("wasmgate.crypto.keys")];
+      return keys !== undefined && keys.isKeyObject(v);
+    },
+    isCryptoKey: function isCryptoKey(v) {
+      const keys = globalThis[Symbol.for("wasmgate.crypto.keys")];
+      return keys !== undefined && keys.isCryptoKey(v);
+    },
   })),
 });

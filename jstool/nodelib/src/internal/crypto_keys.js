@@ -153,6 +153,7 @@ const states = new WeakMap();
 // Handle carries a state into the KeyObject constructor; it is not
 // exported, so only this module makes keys (as Node's KeyObjectHandle).
 class Handle { constructor(state) { this.state = state; } }
+const kKeyType = Symbol("kKeyType");
 function stateOf(key) { return states.get(key); }
 function isKeyObject(v) { return v !== null && typeof v === "object" && states.has(v); }
 
@@ -161,6 +162,8 @@ class KeyObject {
     if (type !== "secret" && type !== "public" && type !== "private") throw invalidArgValue("type", type);
     if (!(handle instanceof Handle)) throw argType("handle", "of type object", handle);
     states.set(this, handle.state);
+    // Node keeps the type under this own symbol, which util.inspect shows.
+    this[kKeyType] = type;
   }
   get type() { return states.get(this).type; }
   static from(key) {

@@ -5,6 +5,7 @@
 // message), so a difference in either fails the test.
 import * as nc from "node:crypto";
 import * as K from "./keys.mjs";
+import util from "node:util";
 
 const { subtle } = nc.webcrypto;
 const te = new TextEncoder();
@@ -300,6 +301,13 @@ const cases = {
     const ko = nc.KeyObject.from(k);
     return [Object.keys(k), JSON.stringify(k), Object.prototype.toString.call(k), typeof CryptoKey, k instanceof CryptoKey,
       Object.keys(CryptoKey.prototype), ko.type, ko.symmetricKeySize, Object.prototype.toString.call(subtle), Object.prototype.toString.call(crypto)];
+  },
+  "util.inspect and util.types": async () => {
+    const secret = nc.createSecretKey(Buffer.from("x"));
+    const aes = await subtle.importKey("raw", bytes(16, 1), "AES-GCM", true, ["encrypt"]);
+    const pub = nc.createPublicKey(K.ed25519.private);
+    return [util.types.isKeyObject(secret), util.types.isKeyObject(aes), util.types.isCryptoKey(aes), util.types.isCryptoKey({}),
+      util.inspect(aes), util.inspect(secret), util.inspect(pub), String(new DOMException("m", "DataError")), new DOMException("m", "DataError").code];
   },
   "pem variants": () => {
     const pkcs1 = nc.createPrivateKey(K.rsa.private).export({ type: "pkcs1", format: "pem" });
