@@ -39,7 +39,8 @@ var installTimeout = 60 * time.Second
 //
 // A package lives in Dir/NAME@VERSION (a scoped "@scope/name" as
 // "@scope+name", since npm names cannot contain "+"), which holds
-// node_modules as npm installed it and bundle.mjs. VERSION is always the
+// node_modules as npm installed it and bundle.mjs (and, once an MCP
+// server's catalog has loaded it, catalog.json: protocol/mcp). VERSION is always the
 // exact version npm installed. A spec whose version is a range or a dist-tag
 // (^1.2, latest) is recorded in Dir/specs, mapping it to the exact version
 // it resolved to when it was added; Get follows that record and never

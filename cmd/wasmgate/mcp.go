@@ -30,7 +30,12 @@ annotations readOnlyHint, idempotentHint true and openWorldHint,
 destructiveHint false: executors are pure. With --tools-dir, every tool of
 every npm package in that tool store (wasmgate tools add) is offered too,
 named PACKAGE_EXPORT; a package added while the server runs is announced
-with notifications/tools/list_changed.
+with notifications/tools/list_changed. The store's tools load in the
+background, so initialize is answered at once: tools/list gives those
+loaded so far and grows (announced the same way), and a call to a tool not
+listed yet loads that tool first. What each package offers is recorded in
+the store (catalog.json beside its bundle), so that a later start lists it
+without loading it again.
 
 tools/call is one governed execution, audited (--audit FILE): the pipeline
 checks the arguments against the input schema (BLOCKED
