@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/pipeline"
+	wgruntime "github.com/wasmgate/wasmgate/runtime"
 )
 
 // failableSink is a memory sink that fails on demand, as a FileSink on a
@@ -65,4 +67,46 @@ func TestHealthFollowsTheAuditLog(t *testing.T) {
 	assert.Equal(t, http.StatusOK, f.do(t, "GET", "/health", "").status)
 	r = f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`))
 	assert.Equal(t, true, r.body["success"], r.raw)
+}
+
+// TestHealthReportsTheCatalog: a server whose tool store's catalog is
+// loading (serve's /mcp catalog) is healthy, and says how far it is; one
+// without a catalog says nothing of it.
+func TestHealthReportsTheCatalog(t *testing.T) {
+	status := CatalogStatus{State: "loading", Packages: 4, PackagesLoaded: 1, Tools: 5}
+	f := newFixture(t, func(cfg *Config) { cfg.Catalog = func() CatalogStatus { return status } })
+	r := f.do(t, "GET", "/health", "")
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	assert.Equal(t, "ok", r.body["status"])
+	assert.Equal(t, map[string]any{"catalog": map[string]any{"state": "loading", "packages": 4.0, "packagesLoaded": 1.0, "packagesFailed": 0.0, "tools": 5.0}},
+		r.body["wasmgate"])
+	status = CatalogStatus{State: "ready", Packages: 4, PackagesLoaded: 3, PackagesFailed: 1, Tools: 9}
+	assert.Equal(t, map[string]any{"catalog": map[string]any{"state": "ready", "packages": 4.0, "packagesLoaded": 3.0, "packagesFailed": 1.0, "tools": 9.0}},
+		f.do(t, "GET", "/health", "").body["wasmgate"])
+
+	assert.NotContains(t, newFixture(t, nil).do(t, "GET", "/health", "").body, "wasmgate")
+}
+
+// TestLoadToolIsTheServers: a package's tool is loaded through
+// Config.LoadTool (serve's shared loader), once, with the server's own
+// defaults for where the package's manifest sets no limit.
+func TestLoadToolIsTheServers(t *testing.T) {
+	var sources []pipeline.ExecutorSource
+	f := newFixture(t, func(cfg *Config) {
+		cfg.LoadTool = func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error) {
+			sources = append(sources, src)
+			return pipeline.LoadExecutor(ctx, testEngine, src)
+		}
+	})
+	for range 2 {
+		r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`))
+		require.Equal(t, http.StatusOK, r.status, r.raw)
+		assert.Equal(t, "A!", r.body["output"].(map[string]any)["s"], r.raw)
+	}
+	require.Len(t, sources, 1, "loaded once, then kept")
+	src := sources[0]
+	assert.Equal(t, "acme-tools@1.0.0", src.Package)
+	assert.Equal(t, "shout", src.Tool)
+	assert.Equal(t, f.srv.cfg.Store.Dir, src.ToolsDir)
+	assert.Equal(t, f.srv.tools.toolLimits(wgruntime.Limits{}), src.Defaults)
 }
