@@ -341,7 +341,8 @@ func refused(result api.BuildResult) bool {
 // Node's globals (Buffer, process, URL, crypto, …) come from the built-ins,
 // each only when the code names it, and so do the engine features of
 // nodeFeatures (the legacy RegExp statics). A build renames every free reference
-// to a global not yet provided into a marker; when markers are found, the
+// to a global not yet provided (and globalThis.NAME of namedThroughGlobalThis)
+// into a marker; when markers are found, the
 // code is built again with a first module that installs those globals on
 // globalThis (and whatever the built-ins that brought in name), until no
 // marker is left.
@@ -356,6 +357,9 @@ func build(entry string, opts api.BuildOptions, c confinement) (Bundle, error) {
 		for _, g := range nodeGlobals {
 			if !slices.Contains(installed, g.name) {
 				o.Define[g.name] = globalMarker(g.name)
+				if namedThroughGlobalThis[g.name] {
+					o.Define["globalThis."+g.name] = globalMarker(g.name)
+				}
 			}
 		}
 		o.Inject = slices.Clone(features)
@@ -384,6 +388,13 @@ func build(entry string, opts api.BuildOptions, c confinement) (Bundle, error) {
 		}
 	}
 }
+
+// namedThroughGlobalThis are the globals that globalThis.NAME names as
+// much as NAME does: libraries test for Web Crypto as globalThis.crypto
+// (@noble/hashes takes its random bytes there). Not the others: the
+// built-ins read globalThis.Buffer and globalThis.process on purpose, so as
+// not to bring those modules into every bundle that uses them.
+var namedThroughGlobalThis = map[string]bool{"crypto": true, "Crypto": true, "CryptoKey": true, "SubtleCrypto": true}
 
 // globalMarker is what build renames a free reference to a Node global to.
 func globalMarker(name string) string { return "__wasmgate_node_global_" + name + "__" }

@@ -59,11 +59,12 @@ var cryptoDifferences = map[string]string{
 
 // TestCryptoMatchesNode runs every operation of ops.mjs (fixed keys and
 // inputs: digests, HMACs, KDFs, ciphers, deterministic signatures, key
-// imports and exports) and every misuse of errors.mjs in wasmgate and in
-// node, and requires each case's result (bytes, or the error's class,
-// name, code and message) to be node's.
+// imports and exports), every misuse of errors.mjs and the globals a bundle
+// reaches only through globalThis (globalthis.mjs) in wasmgate and in node,
+// and requires each case's result (bytes, or the error's class, name, code
+// and message) to be node's.
 func TestCryptoMatchesNode(t *testing.T) {
-	for _, tool := range []string{"ops.mjs", "errors.mjs"} {
+	for _, tool := range []string{"ops.mjs", "errors.mjs", "globalthis.mjs"} {
 		t.Run(tool, func(t *testing.T) {
 			var got, want map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal(cryptoInNode(t, tool, `{}`), &want))
