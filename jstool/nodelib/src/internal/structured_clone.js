@@ -21,8 +21,7 @@ const objectToString = Object.prototype.toString;
 const getOwn = Object.getOwnPropertyDescriptor;
 const uncurry = (proto, key, kind) => {
   const d = getOwn(proto, key);
-  const f = kind === "get" ? d.get : d.value;
-  return (v, ...args) => f.call(v, ...args);
+  return Function.prototype.call.bind(kind === "get" ? d.get : d.value);
 };
 // Brand checks: each throws a TypeError for anything but its own kind,
 // whatever its prototype or Symbol.toStringTag say.
@@ -150,94 +149,137 @@ function copyBuffer(b) {
 // the copies of the registered transferables, in list order. context names
 // the caller to the transferables' checks (the posting port).
 function serialize(value, list, context) {
-  const transfer = transferList(list, context);
-  const seen = new Map();
-  const moved = new Set();
-  for (const t of transfer) {
-    if (t.kind === null) moved.add(t.value);
+  const transfer = list === undefined || list === null ? NONE : transferList(list, context);
+  // Primitives are themselves: nothing to walk.
+  if (value === null || (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol")) {
+    return { value, transferred: NONE };
   }
-  const clone = (v) => {
-    if (typeof v === "function" || typeof v === "symbol") throw dataCloneError(describe(v) + " could not be cloned.");
-    if (v === null || typeof v !== "object") return v;
-    const known = seen.get(v);
-    if (known !== undefined) return known;
-    let out;
-    const keep = (o) => { seen.set(v, o); return o; };
+  const out = cloneValue(value, { seen: new Map(), transfer });
+  if (transfer === NONE) return { value: out, transferred: NONE };
+  // Only once the whole value cloned are the transferred buffers detached.
+  const transferred = [];
+  for (const t of transfer) {
+    if (t.kind !== null) transferred.push(t.copy);
+    else if (!abDetached(t.value) && typeof abTransfer === "function") abTransfer.call(t.value);
+  }
+  return { value: out, transferred };
+}
+const NONE = Object.freeze([]);
+
+// cloneValue clones v; ctx holds what the clone has seen (original →
+// copy, so that cycles and shared references stay so) and the transfer
+// list.
+function cloneValue(v, ctx) {
+  if (typeof v === "function" || typeof v === "symbol") throw dataCloneError(describe(v) + " could not be cloned.");
+  if (v === null || typeof v !== "object") return v;
+  const seen = ctx.seen;
+  const known = seen.get(v);
+  if (known !== undefined) return known;
+  let out;
+  if (transferables.length > 0) {
     const t = transferableOf(v);
     if (t !== undefined) {
-      const entry = transfer.find((x) => x.value === v);
+      const entry = ctx.transfer.find((x) => x.value === v);
       if (entry === undefined) {
         throw nodeError(TypeError, "ERR_MISSING_TRANSFERABLE_IN_TRANSFER_LIST",
           "Object that needs transfer was found in message but not listed in transferList");
       }
-      return keep(entry.copy !== undefined ? entry.copy : (entry.copy = t.transfer(v)));
-    }
-    if (Array.isArray(v)) {
-      out = keep(new Array(v.length));
-      for (const k of Object.keys(v)) out[k] = clone(v[k]);
+      out = entry.copy !== undefined ? entry.copy : (entry.copy = t.transfer(v));
+      seen.set(v, out);
       return out;
     }
-    if (is(brands.date, v)) return keep(new Date(brands.date(v)));
-    if (is(brands.regexpSource, v)) return keep(new RegExp(brands.regexpSource(v), regexpFlags(v)));
-    if (is(brands.mapSize, v)) {
-      out = keep(new Map());
-      // Keys and values are read first, as V8 does, so that a getter that
-      // changes the map sees the one it started with.
-      const entries = Array.from(Map.prototype.entries.call(v));
-      for (const [k, x] of entries) out.set(clone(k), clone(x));
-      return out;
-    }
-    if (is(brands.setSize, v)) {
-      out = keep(new Set());
-      for (const x of Array.from(Set.prototype.values.call(v))) out.add(clone(x));
-      return out;
-    }
-    if (is(brands.abLength, v)) return keep(copyBuffer(v));
-    if (ArrayBuffer.isView(v)) {
-      const tag = taTagOf(v);
-      if (tag === undefined) {
-        const buf = clone(dvBuffer(v));
-        return keep(new DataView(buf, dvOffset(v), dvLength(v)));
-      }
-      const buf = clone(taBuffer(v));
-      return keep(new globalThis[tag](buf, taOffset(v), taLength(v)));
-    }
-    for (const [check, box] of [[brands.number, Number], [brands.string, String], [brands.boolean, Boolean], [brands.bigint, BigInt]]) {
-      if (is(check, v)) return keep(Object(box(check(v))));
-    }
-    const tag = kindTag(v);
-    if (tag === "Error") return cloneError(v, keep, clone);
-    if (REFUSED.has(tag)) throw dataCloneError(describe(v) + " could not be cloned.");
-    out = keep({});
-    for (const k of Object.keys(v)) out[k] = clone(v[k]);
-    return out;
-  };
-  const out = clone(value);
-  // Only once the whole value cloned are the transferred buffers detached.
-  for (const b of moved) {
-    if (!abDetached(b) && typeof abTransfer === "function") abTransfer.call(b);
   }
-  return { value: out, transferred: transfer.filter((t) => t.kind !== null).map((t) => t.copy) };
+  if (Array.isArray(v)) {
+    out = new Array(v.length);
+    seen.set(v, out);
+    for (const k of Object.keys(v)) out[k] = cloneValue(v[k], ctx);
+    return out;
+  }
+  if (ArrayBuffer.isView(v)) {
+    const tag = taTagOf(v);
+    if (tag === undefined) out = new DataView(cloneValue(dvBuffer(v), ctx), dvOffset(v), dvLength(v));
+    else out = new globalThis[tag](cloneValue(taBuffer(v), ctx), taOffset(v), taLength(v));
+    seen.set(v, out);
+    return out;
+  }
+  // The kind comes from Object.prototype.toString's tag, confirmed by a
+  // brand check; only an object whose own Symbol.toStringTag may hide its
+  // kind is tried against every brand (a brand check that fails throws,
+  // which costs the engine a stack trace: plain objects must not pay it).
+  const tag = kindTag(v);
+  const custom = v[Symbol.toStringTag];
+  if (tag !== "Object" || custom !== undefined) {
+    const kind = KINDS.get(tag);
+    if (kind !== undefined && is(brands[kind], v)) return cloneKind(kind, v, ctx);
+    if (custom !== undefined && !REFUSED.has(tag)) {
+      for (const k of KINDS.values()) {
+        if (is(brands[k], v)) return cloneKind(k, v, ctx);
+      }
+    }
+    if (tag === "Error") return cloneError(v, ctx);
+    if (REFUSED.has(tag)) throw dataCloneError(describe(v) + " could not be cloned.");
+  }
+  out = {};
+  seen.set(v, out);
+  for (const k of Object.keys(v)) out[k] = cloneValue(v[k], ctx);
+  return out;
 }
 function taTagOf(v) {
   try { return taTag(v); } catch (_) { return undefined; }
 }
 
+// KINDS maps the tag of each kind that clones by its internal slots to
+// its brand check.
+const KINDS = new Map([["Date", "date"], ["RegExp", "regexpSource"], ["Map", "mapSize"], ["Set", "setSize"],
+  ["ArrayBuffer", "abLength"], ["Number", "number"], ["String", "string"], ["Boolean", "boolean"], ["BigInt", "bigint"]]);
+
+// cloneKind clones v, of a kind of KINDS, and registers the copy (before
+// a Map's or a Set's entries are cloned, so that they may refer to it).
+function cloneKind(kind, v, ctx) {
+  let out;
+  switch (kind) {
+    case "date": out = new Date(brands.date(v)); break;
+    case "regexpSource": out = new RegExp(brands.regexpSource(v), regexpFlags(v)); break;
+    case "abLength": out = copyBuffer(v); break;
+    case "mapSize": {
+      out = new Map();
+      ctx.seen.set(v, out);
+      // Keys and values are read first, as V8 does, so that a getter that
+      // changes the map sees the one it started with.
+      for (const [k, x] of Array.from(Map.prototype.entries.call(v))) out.set(cloneValue(k, ctx), cloneValue(x, ctx));
+      return out;
+    }
+    case "setSize": {
+      out = new Set();
+      ctx.seen.set(v, out);
+      for (const x of Array.from(Set.prototype.values.call(v))) out.add(cloneValue(x, ctx));
+      return out;
+    }
+    default: {
+      const box = { number: Number, string: String, boolean: Boolean, bigint: BigInt }[kind];
+      out = Object(box(brands[kind](v)));
+    }
+  }
+  ctx.seen.set(v, out);
+  return out;
+}
+
 // cloneError clones an error as V8 does: the prototype of its name when
 // that is a standard error's, else Error's; its message when it is an own
 // data property; its stack; its cause, cloned. Nothing else is kept.
-function cloneError(v, keep, clone) {
+function cloneError(v, ctx) {
   let name;
   try { name = v.name; } catch (_) { name = undefined; }
   const Ctor = Object.prototype.hasOwnProperty.call(ERRORS, name) ? ERRORS[name] : Error;
-  const out = keep(Object.create(Ctor.prototype));
+  const out = Object.create(Ctor.prototype);
+  ctx.seen.set(v, out);
   const define = (key, value) => Object.defineProperty(out, key, { value, writable: true, enumerable: false, configurable: true });
   const stack = v.stack;
   define("stack", typeof stack === "string" ? stack : undefined);
   const message = getOwn(v, "message");
   if (message !== undefined && "value" in message) define("message", String(message.value));
   const cause = getOwn(v, "cause");
-  if (cause !== undefined && "value" in cause) define("cause", clone(cause.value));
+  if (cause !== undefined && "value" in cause) define("cause", cloneValue(cause.value, ctx));
   return out;
 }
 
