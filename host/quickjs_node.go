@@ -34,6 +34,7 @@ import (
 //	                        since the Unix epoch); returns ""
 //	crypto.*              → ciphers, signatures, keys and key derivation
 //	                        (see cryptoOps)
+//	intl.*                → Intl.Collator's comparisons (see runIntlOp)
 //
 // Binary data (DATA, KEY, the results) crosses as latin1 strings: one
 // character per byte.
@@ -110,6 +111,9 @@ func nodeOps(ctx context.Context, args []string) (string, error) {
 		return "", nil
 	}
 	if out, ok, err := runCryptoOp(ctx, op, args); ok {
+		return out, err
+	}
+	if out, ok, err := runIntlOp(op, args); ok {
 		return out, err
 	}
 	return "", fmt.Errorf("unknown operation %q", op)

@@ -17,7 +17,7 @@ if [ ! -f "$installed" ] || [ "$dir/package-lock.json" -nt "$installed" ]; then
 		{ echo "build-nodelib: npm ci in $dir failed" >&2; exit 1; }
 fi
 built=$dir/dist/LICENSES.txt
-if [ ! -f "$built" ] || [ "$installed" -nt "$built" ] || [ jstool/internal/nodelibgen/main.go -nt "$built" ]; then
+if [ ! -f "$built" ] || [ "$installed" -nt "$built" ] || [ -n "$(find jstool/internal/nodelibgen -newer "$built" -name "*.go")" ]; then
 	"${GO:-go}" run ./jstool/internal/nodelibgen "$dir" ||
 		{ echo "build-nodelib: bundling the libraries failed" >&2; exit 1; }
 fi

@@ -130,6 +130,9 @@ func generate(dir string) error {
 		}
 		fmt.Fprintf(&licenses, "==== %s (dist/%s.js) ====\n%s\n\n", lib.license, name, strings.TrimSpace(license))
 	}
+	if err := generateIntl(modules, dist, &licenses); err != nil {
+		return fmt.Errorf("intl: %w", err)
+	}
 	return writeFile(filepath.Join(dist, "LICENSES.txt"), []byte(licenses.String()))
 }
 
