@@ -402,8 +402,11 @@ func (o signOptions) digest(k *asymKey, data []byte) (crypto.Hash, []byte, error
 	return h, w.Sum(nil), nil
 }
 
-// pssSalt is the salt length for rsa.PSSOptions.
-func (o signOptions) pssSalt(k *asymKey, signing bool) (int, error) {
+// pssSalt is the salt length for rsa.PSSOptions: the option's, else the
+// key's own, else Node's default (-2, RSA_PSS_SALTLEN_AUTO: the largest
+// when signing, whatever the signature has when verifying, as Go's
+// PSSSaltLengthAuto does).
+func (o signOptions) pssSalt(k *asymKey) (int, error) {
 	n := -2
 	if o.salt != "" {
 		var err error
@@ -412,8 +415,6 @@ func (o signOptions) pssSalt(k *asymKey, signing bool) (int, error) {
 		}
 	} else if k.pss != nil {
 		n = k.pss.saltLength
-	} else if !signing {
-		n = -2
 	}
 	switch {
 	case n == -1:
@@ -451,7 +452,7 @@ func sign(ctx context.Context, k *asymKey, o signOptions, data []byte) ([]byte, 
 			return nil, err
 		}
 		if o.usePSS(k) {
-			salt, err := o.pssSalt(k, true)
+			salt, err := o.pssSalt(k)
 			if err != nil {
 				return nil, err
 			}
@@ -489,7 +490,7 @@ func verify(k *asymKey, o signOptions, data, sig []byte) (bool, error) {
 			return false, err
 		}
 		if o.usePSS(k) {
-			salt, err := o.pssSalt(k, false)
+			salt, err := o.pssSalt(k)
 			if err != nil {
 				return false, err
 			}

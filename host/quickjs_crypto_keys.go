@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // Asymmetric keys as the crypto operations see them. A key crosses every
@@ -319,7 +320,7 @@ func parseSPKI(der []byte) (*asymKey, error) {
 func keyError(err error) error {
 	msg := err.Error()
 	for _, known := range []string{"insecure", "unsupported elliptic curve", "unknown public key algorithm", "unknown elliptic curve"} {
-		if bytes.Contains([]byte(msg), []byte(known)) {
+		if strings.Contains(msg, known) {
 			return &cryptoError{"ERR_FEATURE_UNAVAILABLE_ON_PLATFORM", "wasmgate's crypto cannot use this key: " + msg}
 		}
 	}

@@ -358,12 +358,14 @@ cipherEntry(["chacha20"], { name: "chacha20", nid: 1019, mode: "stream", host: "
 cipherEntry(["chacha20-poly1305"], { name: "chacha20-poly1305", nid: 1018, mode: "stream", host: "chacha20-poly1305", cipher: "chacha20", ivLength: 12, keyLength: 32, aead: true });
 cipherEntry(["des-ede3-cbc", "des3"], { name: "des-ede3-cbc", nid: 44, mode: "cbc", host: "cbc", cipher: "des-ede3", blockSize: 8, ivLength: 8, keyLength: 24 });
 cipherEntry(["des-ede3", "des-ede3-ecb"], { name: "des-ede3", nid: 33, mode: "ecb", host: "ecb", cipher: "des-ede3", blockSize: 8, keyLength: 24 });
+// OPENSSL_ONLY are the rest of node's getCiphers(): OpenSSL's, not Go's.
+const OPENSSL_ONLY = /^(aes-\d+-(cbc-hmac-sha\d+|ccm|cfb1|ocb|xts)|aria|camellia|des-ede(-|$)|des-ede3-(cfb|ofb)|des3-wrap|id-aes\d+-(ccm|wrap-pad)|id-smime|sm4)/i;
 // getCiphers lists them as Node's list does: sorted, every alias.
 const CIPHER_NAMES = ["aes-128-cbc", "aes-128-cfb", "aes-128-cfb8", "aes-128-ctr", "aes-128-ecb", "aes-128-gcm",
   "aes-128-ofb", "aes-192-cbc", "aes-192-cfb", "aes-192-cfb8", "aes-192-ctr", "aes-192-ecb", "aes-192-gcm",
   "aes-192-ofb", "aes-256-cbc", "aes-256-cfb", "aes-256-cfb8", "aes-256-ctr", "aes-256-ecb", "aes-256-gcm",
   "aes-256-ofb", "aes128", "aes128-wrap", "aes192", "aes192-wrap", "aes256", "aes256-wrap", "chacha20",
-  "chacha20-poly1305", "des-ede3", "des-ede3-cbc", "des3", "id-aes128-GCM", "id-aes128-wrap", "id-aes192-GCM",
+  "chacha20-poly1305", "des-ede3", "des-ede3-cbc", "des-ede3-ecb", "des3", "id-aes128-GCM", "id-aes128-wrap", "id-aes192-GCM",
   "id-aes192-wrap", "id-aes256-GCM", "id-aes256-wrap"];
 
 function getCipherInfo(nameOrNid, options) {
@@ -414,7 +416,7 @@ class CipherBase {
     }
     const c = CIPHERS[cipher.toLowerCase()];
     if (c === undefined) {
-      if (/ccm|ocb|siv|xts/.test(cipher.toLowerCase()) && !/^(ccm|ocb)/.test(cipher)) {
+      if (OPENSSL_ONLY.test(cipher)) {
         throw unavailable("The cipher " + cipher + " (wasmgate's crypto has AES CBC, ECB, CTR, CFB, OFB, GCM and key wrap, ChaCha20-Poly1305 and 3DES)");
       }
       throw codedError(Error, "ERR_CRYPTO_UNKNOWN_CIPHER", "Unknown cipher");
@@ -427,11 +429,8 @@ class CipherBase {
     } else if (ivl1 === null || (c.mode === "gcm" ? ivl1.length === 0 : ivl1.length !== c.ivLength)) {
       throw badIV();
     }
-    if (c.aead) {
-      if (tagLength !== -1 && !validTagLength(c, tagLength)) throw badTagLength(tagLength);
-    } else if (tagLength !== -1 && c.mode !== "ctr") {
-      // Node ignores authTagLength for ciphers without a tag.
-    }
+    // Node ignores authTagLength for ciphers without a tag.
+    if (c.aead && tagLength !== -1 && !validTagLength(c, tagLength)) throw badTagLength(tagLength);
     this._c = c;
     this._encrypt = encrypt;
     this._key = k;

@@ -93,17 +93,10 @@ function validateInteger(v, name, min = Number.MIN_SAFE_INTEGER, max = Number.MA
   if (v < min || v > max) throw outOfRange(name, ">= " + min + " && <= " + max, separated(v));
 }
 function validateInt32(v, name, min = -2147483648, max = 2147483647) {
-  validateNumber(v, name);
-  if (!Number.isInteger(v)) throw outOfRange(name, "an integer", v);
-  if (v < min || v > max) throw outOfRange(name, ">= " + min + " && <= " + max, separated(v));
+  validateInteger(v, name, min, max);
 }
 function validateUint32(v, name, positive = false) {
-  validateInt32Like(v, name, positive ? 1 : 0, 4294967295);
-}
-function validateInt32Like(v, name, min, max) {
-  validateNumber(v, name);
-  if (!Number.isInteger(v)) throw outOfRange(name, "an integer", v);
-  if (v < min || v > max) throw outOfRange(name, ">= " + min + " && <= " + max, separated(v));
+  validateInteger(v, name, positive ? 1 : 0, 4294967295);
 }
 function validateOneOf(v, name, oneOf) {
   if (!oneOf.includes(v)) {

@@ -153,6 +153,7 @@ const cases = {
   "decrypt AES-CBC bad padding": async () => subtle.decrypt({ name: "AES-CBC", iv: u(16) }, await subtle.importKey("raw", u(16), "AES-CBC", true, ["decrypt"]), u(16)),
   "encrypt AES-CTR length 0": async () => subtle.encrypt({ name: "AES-CTR", counter: u(16), length: 0 }, await subtle.importKey("raw", u(16), "AES-CTR", true, ["encrypt"]), u(1)),
   "encrypt AES-CTR counter 8": async () => subtle.encrypt({ name: "AES-CTR", counter: u(8), length: 64 }, await subtle.importKey("raw", u(16), "AES-CTR", true, ["encrypt"]), u(1)),
+  "encrypt AES-CTR counter exhausted": async () => subtle.encrypt({ name: "AES-CTR", counter: u(16), length: 2 }, await subtle.importKey("raw", u(16), "AES-CTR", true, ["encrypt"]), u(65)),
   "encrypt AES-GCM tag 100": async () => subtle.encrypt({ name: "AES-GCM", iv: u(12), tagLength: 100 }, await subtle.importKey("raw", u(16), "AES-GCM", true, ["encrypt"]), u(1)),
   "decrypt AES-GCM bad tag": async () => subtle.decrypt({ name: "AES-GCM", iv: u(12) }, await subtle.importKey("raw", u(16), "AES-GCM", true, ["decrypt"]), u(20)),
   "decrypt AES-GCM too short": async () => subtle.decrypt({ name: "AES-GCM", iv: u(12) }, await subtle.importKey("raw", u(16), "AES-GCM", true, ["decrypt"]), u(5)),

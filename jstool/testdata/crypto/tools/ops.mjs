@@ -25,7 +25,7 @@ const CIPHERS = ["aes-128-cbc", "aes-128-cfb", "aes-128-cfb8", "aes-128-ctr", "a
   "aes-128-ofb", "aes-192-cbc", "aes-192-cfb", "aes-192-cfb8", "aes-192-ctr", "aes-192-ecb", "aes-192-gcm",
   "aes-192-ofb", "aes-256-cbc", "aes-256-cfb", "aes-256-cfb8", "aes-256-ctr", "aes-256-ecb", "aes-256-gcm",
   "aes-256-ofb", "aes128", "aes128-wrap", "aes192", "aes192-wrap", "aes256", "aes256-wrap", "chacha20",
-  "chacha20-poly1305", "des-ede3", "des-ede3-cbc", "des3", "id-aes128-GCM", "id-aes128-wrap", "id-aes192-GCM",
+  "chacha20-poly1305", "des-ede3", "des-ede3-cbc", "des-ede3-ecb", "des3", "id-aes128-GCM", "id-aes128-wrap", "id-aes192-GCM",
   "id-aes192-wrap", "id-aes256-GCM", "id-aes256-wrap"];
 
 const spkiDER = (pem) => nc.createPublicKey(pem).export({ type: "spki", format: "der" });
