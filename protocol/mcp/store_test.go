@@ -109,13 +109,18 @@ func (l *loads) list() []string {
 
 func newCatalog(t *testing.T, store string, log *syncLog) *mcp.StoreCatalog {
 	t.Helper()
+	return newCatalogOn(t, enginetest.Engine(t, runtime.EngineWazero), store, log)
+}
+
+func newCatalogOn(t *testing.T, engine runtime.Engine, store string, log *syncLog) *mcp.StoreCatalog {
+	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	if log != nil {
 		logger = slog.New(slog.NewTextHandler(log, nil))
 	}
 	return mcp.NewStoreCatalog(mcp.StoreConfig{
 		Store:  jstool.Store{Dir: store},
-		Engine: enginetest.Engine(t, runtime.EngineWazero),
+		Engine: engine,
 		Sink:   audit.NewMemorySink(),
 		Limits: runtime.Limits{TimeoutMs: 60_000},
 		Logger: logger,
@@ -469,4 +474,22 @@ func TestStoreCatalogNewVersion(t *testing.T) {
 	res, err := tools[0].Runner.Execute(context.Background(), pipeline.ActionRequest{Action: tools[0].Action, Payload: json.RawMessage(`{"n":2}`)})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"thrice":6}`, string(res.Output))
+}
+
+// The record holds nothing that depends on the engine (it is not in its
+// key): every engine of the build writes the same bytes.
+func TestStoreCatalogRecordIsTheSameOnEveryEngine(t *testing.T) {
+	records := map[runtime.EngineName]string{}
+	for _, name := range enginetest.JSEngines() {
+		store := storeOf(t, alpha)
+		c := newCatalogOn(t, enginetest.Engine(t, name), store, nil)
+		runCatalog(t, c)
+		untilReady(t, c)
+		raw, err := os.ReadFile(filepath.Join(store, "alpha-tools@1.0.0", mcp.CatalogRecordFile))
+		require.NoError(t, err)
+		records[name] = string(raw)
+	}
+	for name, rec := range records {
+		assert.Equal(t, records[runtime.EngineWazero], rec, "%s's records", name)
+	}
 }
