@@ -222,6 +222,9 @@ type raiseMemory struct {
 }
 
 func (r raiseMemory) Error() string {
+	if r.pages >= runtime.MaxMemoryPages {
+		return fmt.Sprintf("%v; that is all a memory can hold (4 GiB)", r.err)
+	}
 	return fmt.Sprintf("%v; set %s above %d (e.g. %d)", r.err, r.how, r.pages, min(2*uint64(r.pages), runtime.MaxMemoryPages))
 }
 func (r raiseMemory) Unwrap() error { return r.err }
