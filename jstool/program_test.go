@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,7 +66,9 @@ func TestProgram(t *testing.T) {
 				})
 				require.NoError(t, err)
 				stdin := []byte(c.stdin)
-				res, err := prog.Execute(context.Background(), runtime.Input{Bytes: stdin, Digest: audit.DigestBytes(stdin), Limits: runtime.Limits{MaxOutputBytes: c.maxOutput}})
+				// Fuel bounds the run, never the clock: the interpreter on a
+				// loaded machine takes tens of seconds to load a program.
+				res, err := prog.Execute(context.Background(), runtime.Input{Bytes: stdin, Digest: audit.DigestBytes(stdin), Limits: runtime.Limits{MaxOutputBytes: c.maxOutput, TimeoutMs: 600_000}})
 				require.NoError(t, err, name)
 				assert.Equal(t, c.kind, res.Kind, "%s: %s", name, res.Message)
 				assert.Equal(t, c.code, res.ExitCode, name)
@@ -77,4 +80,135 @@ func TestProgram(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runProgram bundles the program at file and runs it once on wazero with
+// stdin, as wasmgate node does: its stdout and stderr, and its exit status.
+func runProgram(t *testing.T, file, stdin string) (string, string, int) {
+	t.Helper()
+	b, err := jstool.BundleProgram(file)
+	require.NoError(t, err)
+	var stdout, stderr bytes.Buffer
+	prog, err := jstool.NewProgram(engine(t, runtime.EngineWazero), b, runtime.Manifest{ExecutorID: "p", Version: "1.0.0"},
+		jstool.ProgramOptions{Argv: []string{"node", b.Main}, Stdout: &stdout, Stderr: &stderr})
+	require.NoError(t, err)
+	res, err := prog.Execute(context.Background(), runtime.Input{Bytes: []byte(stdin), Digest: audit.DigestBytes([]byte(stdin)), Limits: runtime.Limits{TimeoutMs: 600_000}})
+	require.NoError(t, err)
+	return stdout.String(), stderr.String(), res.ExitCode
+}
+
+// writeTree makes the files (slash-separated names) under a new directory
+// and returns it.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		file := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+		require.NoError(t, os.WriteFile(file, []byte(content), 0o644))
+	}
+	return dir
+}
+
+// TestProgramMissingIsNotOutside: a require() of a file the program's tree
+// does not have bundles and throws MODULE_NOT_FOUND when it runs, wherever
+// the path points; a require() of a file that exists outside the tree is
+// refused before anything runs (issue 23), in a try block or not, and so is
+// a static import of a missing module (node refuses that program before it
+// starts). A require() of a computed name cannot be bundled: it says so,
+// with node's code.
+func TestProgramMissingIsNotOutside(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"secret.json":      `{"secret":1}`,
+		"app/package.json": `{"name":"app"}`,
+		"app/missing.js": `const show = (e) => console.log(e.code, e.message.split("\n")[0], e.requireStack);
+try { require("../secret-that-is-not-there.json"); } catch (e) { show(e); }
+try { require("/no/such/file.js"); } catch (e) { show(e); }
+try { require("./nope"); } catch (e) { show(e); }
+try { require("no-such-package"); } catch (e) { show(e); }
+const computed = "./nope";
+try { require(computed); } catch (e) { show(e); }`,
+		"app/outside.js":        `try { require("../secret.json"); } catch (e) {}`,
+		"app/outside_abs.js":    `function later() { return require(` + strconv.Quote(filepath.Join("DIR", "secret.json")) + `); }`,
+		"app/static_missing.js": `import x from "./nope.js"; console.log(x);`,
+	})
+	for _, name := range []string{"outside_abs.js"} {
+		file := filepath.Join(dir, "app", name)
+		src, err := os.ReadFile(file)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(file, bytes.ReplaceAll(src, []byte("DIR"), []byte(dir)), 0o644))
+	}
+
+	stdout, stderr, code := runProgram(t, filepath.Join(dir, "app", "missing.js"), "")
+	assert.Equal(t, 0, code, stderr)
+	assert.Equal(t, `MODULE_NOT_FOUND Cannot find module '../secret-that-is-not-there.json' [ '/app/missing.js' ]
+MODULE_NOT_FOUND Cannot find module '/no/such/file.js' [ '/app/missing.js' ]
+MODULE_NOT_FOUND Cannot find module './nope' [ '/app/missing.js' ]
+MODULE_NOT_FOUND Cannot find module 'no-such-package' [ '/app/missing.js' ]
+MODULE_NOT_FOUND Dynamic require of "./nope" is not supported undefined
+`, stdout)
+
+	for _, c := range []struct{ file, want string }{
+		{"outside.js", `imports must stay inside the program's tree`},
+		{"outside_abs.js", `imports must stay inside the program's tree`},
+		{"static_missing.js", `Could not resolve "./nope.js"`},
+	} {
+		_, err := jstool.BundleProgram(filepath.Join(dir, "app", c.file))
+		var be *jstool.BundleError
+		require.ErrorAs(t, err, &be, c.file)
+		assert.Contains(t, be.Error(), c.want, c.file)
+	}
+}
+
+// TestProgramFormats: a file's format is node's (the extension, then the
+// nearest package.json's "type", then the syntax); a file without an
+// extension is JavaScript, and a "#!" line is not code. Each format sees
+// its own names: __dirname in CommonJS, import.meta in ES modules.
+func TestProgramFormats(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"cjs/package.json":   `{"name":"c"}`,
+		"cjs/bin/run":        "#!/usr/bin/env node\nconsole.log(typeof __dirname, typeof require, require.main === module, __filename);\n",
+		"esm/package.json":   `{"name":"e","type":"module"}`,
+		"esm/bin/run":        "#!/usr/bin/env node\nconsole.log(typeof __dirname, typeof require, typeof module, import.meta.filename, import.meta.url);\n",
+		"sniff/package.json": `{"name":"s"}`,
+		"sniff/run.js":       "import path from \"node:path\";\nconsole.log(typeof __filename, path.basename(import.meta.dirname));\n",
+		"typed/package.json": `{"name":"t","type":"commonjs"}`,
+		"typed/run.mjs":      "console.log(typeof exports, import.meta.dirname);\n",
+		"ts/main.cts":        "const n: number = 2;\nconsole.log(n, typeof __dirname, require.main === module);\n",
+	})
+	for _, c := range []struct{ file, want string }{
+		{"cjs/bin/run", "string function true /app/bin/run\n"},
+		{"esm/bin/run", "undefined undefined undefined /app/bin/run file:///app/bin/run\n"},
+		{"sniff/run.js", "undefined app\n"},
+		{"typed/run.mjs", "undefined /app\n"},
+		{"ts/main.cts", "2 string true\n"},
+	} {
+		stdout, stderr, code := runProgram(t, filepath.Join(dir, filepath.FromSlash(c.file)), "")
+		assert.Equal(t, 0, code, "%s: %s", c.file, stderr)
+		assert.Equal(t, c.want, stdout, c.file)
+	}
+}
+
+// TestProgramFileSystemStaysClosed: fs reads the program's stdin (fd 0,
+// /dev/stdin) and refuses every other file as before; a tool, which has no
+// stdin, is refused fd 0 too.
+func TestProgramFileSystemStaysClosed(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"p.js": `const fs = require("fs");
+for (const f of ["/etc/passwd", "p.js", "/dev/stdin", 0, "/dev/tty", 1]) {
+  try { console.log(JSON.stringify(f), JSON.stringify(fs.readFileSync(f, "utf8"))); } catch (e) { console.log(JSON.stringify(f), e.code, e.message); }
+}
+try { fs.existsSync("p.js"); } catch (e) { console.log(e.code); }`,
+	})
+	stdout, stderr, code := runProgram(t, filepath.Join(dir, "p.js"), "in")
+	assert.Equal(t, 0, code, stderr)
+	why := " (wasmgate runs code without network, file system or processes)"
+	assert.Equal(t, `"/etc/passwd" ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync()`+why+`
+"p.js" ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync()`+why+`
+"/dev/stdin" "in"
+0 ""
+"/dev/tty" ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync()`+why+`
+1 ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync()`+why+`
+ERR_ACCESS_DENIED
+`, stdout)
 }

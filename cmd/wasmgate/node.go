@@ -16,14 +16,18 @@ import (
 
 const nodeUsage = `Usage: wasmgate node [flags] FILE [ARGS...]
 
-Runs a Node program (CommonJS or ES module, .js .mjs .cjs .ts .mts .cts; what
-it requires or imports, relative files and node_modules beside it, is bundled
-at load) once in the sandbox, as node runs it: it works where a tool runner
-spawns "node FILE". Flags come before FILE; what follows FILE is the
-program's (process.argv.slice(2)).
+Runs a Node program (CommonJS or ES module as node tells them, any extension
+or none, a "#!" line allowed; what it requires or imports, relative files and
+node_modules beside it, is bundled at load) once in the sandbox, as node runs
+it: it works where a tool runner spawns "node FILE". Flags come before FILE;
+what follows FILE is the program's (process.argv.slice(2)).
 
+- The program sees its tree at /app (its root: the nearest directory up from
+  FILE holding package.json): __dirname, import.meta.url, process.argv[1] and
+  process.cwd() are paths there, never the host's.
 - process.stdin is this process's stdin, read to its end before the program
-  starts (at most --max-payload-bytes).
+  starts (at most --max-payload-bytes); fs.readFileSync(0) and /dev/stdin
+  read it too, and readline reads it line by line.
 - process.stdout, process.stderr and the console write to this process's
   stdout and stderr as the program writes (at most --max-output-bytes each).
 - process.exit(code) and process.exitCode set the exit status; an uncaught
@@ -64,7 +68,7 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 		return e.fail("node", &usageError{err.Error()})
 	}
 	if fs.NArg() == 0 {
-		return e.fail("node", usagef("want a program FILE (.js .mjs .cjs .ts .mts .cts), then its arguments"))
+		return e.fail("node", usagef("want a program FILE (JavaScript or TypeScript, CommonJS or an ES module), then its arguments"))
 	}
 	file, progArgs := fs.Arg(0), fs.Args()[1:]
 	var err error
