@@ -15,6 +15,7 @@ import (
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/jstool"
+	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -211,4 +212,12 @@ try { fs.existsSync("p.js"); } catch (e) { console.log(e.code); }`,
 1 ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync()`+why+`
 ERR_ACCESS_DENIED
 `, stdout)
+}
+
+// TestReadlineInATool: a tool's readline reads any stream, and refuses its
+// process.stdin, as process.stdin itself refuses.
+func TestReadlineInATool(t *testing.T) {
+	res := run(t, engine(t, runtime.EngineWazero), filepath.Join("..", "node", "readline_tool.mjs"), "", `{}`, runtime.Limits{})
+	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
+	assert.JSONEq(t, `{"lines":["one","two","three"],"stdin":"ERR_ACCESS_DENIED: Access to this API has been restricted: readline.createInterface() over process.stdin (a tool's input is execute's params) (wasmgate runs code without network, file system or processes)"}`, string(res.Output))
 }
