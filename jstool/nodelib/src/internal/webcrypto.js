@@ -314,10 +314,9 @@ async function generateRSA(algorithm, extractable, usages) {
   const pair = JSON.parse(hostOp("keyGenerate", "rsa", JSON.stringify({ modulusLength, publicExponent: exponent })));
   const keyAlgorithm = { name, modulusLength, publicExponent, hash: { name: hash.name } };
   const [pub, priv] = name === "RSA-OAEP" ? [["encrypt", "wrapKey"], ["decrypt", "unwrapKey"]] : [["verify"], ["sign"]];
-  return {
-    publicKey: newCryptoKey(keyFromRecord(pair.public), keyAlgorithm, usagesUnion(set, ...pub), true),
-    privateKey: newCryptoKey(keyFromRecord(pair.private), keyAlgorithm, usagesUnion(set, ...priv), extractable),
-  };
+  return keyPair(
+    newCryptoKey(keyFromRecord(pair.public), keyAlgorithm, usagesUnion(set, ...pub), true),
+    newCryptoKey(keyFromRecord(pair.private), keyAlgorithm, usagesUnion(set, ...priv), extractable));
 }
 async function generateEC(algorithm, extractable, usages) {
   const { name, namedCurve } = algorithm;
@@ -327,10 +326,9 @@ async function generateEC(algorithm, extractable, usages) {
   const pair = JSON.parse(hostOp("keyGenerate", "ec", JSON.stringify({ namedCurve })));
   const keyAlgorithm = { name, namedCurve };
   const [pub, priv] = name === "ECDSA" ? [usagesUnion(set, "verify"), usagesUnion(set, "sign")] : [[], usagesUnion(set, "deriveKey", "deriveBits")];
-  return {
-    publicKey: newCryptoKey(keyFromRecord(pair.public), keyAlgorithm, pub, true),
-    privateKey: newCryptoKey(keyFromRecord(pair.private), keyAlgorithm, priv, extractable),
-  };
+  return keyPair(
+    newCryptoKey(keyFromRecord(pair.public), keyAlgorithm, pub, true),
+    newCryptoKey(keyFromRecord(pair.private), keyAlgorithm, priv, extractable));
 }
 async function generateOKP(algorithm, extractable, usages) {
   const { name } = algorithm;
@@ -340,10 +338,14 @@ async function generateOKP(algorithm, extractable, usages) {
   const pair = JSON.parse(hostOp("keyGenerate", name.toLowerCase(), "{}"));
   const keyAlgorithm = { name };
   const [pub, priv] = signing ? [usagesUnion(set, "verify"), usagesUnion(set, "sign")] : [[], usagesUnion(set, "deriveKey", "deriveBits")];
-  return {
-    privateKey: newCryptoKey(keyFromRecord(pair.private), keyAlgorithm, priv, extractable),
-    publicKey: newCryptoKey(keyFromRecord(pair.public), keyAlgorithm, pub, true),
-  };
+  const privateKey = newCryptoKey(keyFromRecord(pair.private), keyAlgorithm, priv, extractable);
+  // Node's Ed25519 and X25519 pairs list the private key first.
+  return Object.assign(Object.create(null), { privateKey, publicKey: newCryptoKey(keyFromRecord(pair.public), keyAlgorithm, pub, true) });
+}
+// keyPair is a CryptoKeyPair as Node makes one: an object without a
+// prototype.
+function keyPair(publicKey, privateKey) {
+  return Object.assign(Object.create(null), { publicKey, privateKey });
 }
 function randomSecret(bytes) {
   const b = new Uint8Array(bytes);

@@ -309,6 +309,10 @@ const cases = {
     return [util.types.isKeyObject(secret), util.types.isKeyObject(aes), util.types.isCryptoKey(aes), util.types.isCryptoKey({}),
       util.inspect(aes), util.inspect(secret), util.inspect(pub), String(new DOMException("m", "DataError")), new DOMException("m", "DataError").code];
   },
+  "CryptoKeyPair shape": async () => {
+    const pairs = [await subtle.generateKey("Ed25519", true, ["sign", "verify"]), await subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"])];
+    return pairs.map((p) => [Object.getPrototypeOf(p), Object.keys(p), util.inspect(p.publicKey.usages), p.privateKey.usages]);
+  },
   "pem variants": () => {
     const pkcs1 = nc.createPrivateKey(K.rsa.private).export({ type: "pkcs1", format: "pem" });
     const sec1 = nc.createPrivateKey(K.p256.private).export({ type: "sec1", format: "pem" });
