@@ -91,6 +91,9 @@ const (
 	// or an export failed to load for a reason other than not being a
 	// tool); a later start tries again.
 	packageFailed
+	// packageIncomplete: its directory has no bundle (not a package the
+	// store added); a later listing queues it again once it has one.
+	packageIncomplete
 )
 
 // storePackage is one package of the catalog: what is known of its tools.
@@ -176,18 +179,32 @@ func (c *StoreCatalog) scan() error {
 	}
 	latest = slices.DeleteFunc(latest, func(l jstool.Listed) bool { return c.cfg.Allow != nil && !c.cfg.Allow(l.Name) })
 	queued := false
+	var incomplete []*storePackage
 	c.mu.Lock()
 	c.scanned, c.listed = true, make([]string, len(latest))
 	for i, l := range latest {
 		key := l.Name + "@" + l.Version
 		c.listed[i] = key
-		if _, ok := c.pkgs[key]; !ok {
+		p, ok := c.pkgs[key]
+		switch {
+		case !ok:
 			c.pkgs[key] = &storePackage{name: l.Name, version: l.Version, exports: newFlight[[]string](),
 				tools: map[string]Tool{}, notTools: map[string]string{}}
 			queued = true
+		case p.state == packageIncomplete:
+			incomplete = append(incomplete, p)
 		}
 	}
 	c.mu.Unlock()
+	for _, p := range incomplete {
+		if _, err := c.cfg.Store.Load(jstool.Listed{Name: p.name, Version: p.version}); !errors.Is(err, fs.ErrNotExist) {
+			c.mu.Lock()
+			if p.state == packageIncomplete {
+				p.state, queued = packageQueued, true
+			}
+			c.mu.Unlock()
+		}
+	}
 	if queued {
 		select {
 		case c.wake <- struct{}{}:
@@ -221,6 +238,8 @@ func (c *StoreCatalog) Status() StoreStatus {
 	for _, key := range c.listed {
 		p := c.pkgs[key]
 		switch p.state {
+		case packageIncomplete:
+			s.Packages--
 		case packageLoaded:
 			s.PackagesLoaded++
 		case packageFailed:
@@ -291,10 +310,11 @@ func (c *StoreCatalog) loadPackage(ctx context.Context, p *storePackage) {
 	log := c.cfg.Logger.With("package", p.exact())
 	inst, err := c.cfg.Store.Load(jstool.Listed{Name: p.name, Version: p.version})
 	if errors.Is(err, fs.ErrNotExist) {
-		// Removed, or not yet complete: a later listing finds it again.
+		// Removed, or not a complete package: a later listing looks again.
 		c.mu.Lock()
-		delete(c.pkgs, p.exact())
+		p.state = packageIncomplete
 		c.mu.Unlock()
+		log.Debug("mcp: not a complete package: its directory in the tool store has no bundle", "error", err)
 		return
 	}
 	if err != nil {

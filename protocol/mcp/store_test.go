@@ -493,3 +493,24 @@ func TestStoreCatalogRecordIsTheSameOnEveryEngine(t *testing.T) {
 		assert.Equal(t, records[runtime.EngineWazero], rec, "%s's records", name)
 	}
 }
+
+// A directory of the store that holds no bundle (not a package `tools
+// add` left) is not counted, and is loaded once it has one.
+func TestStoreCatalogIncompletePackage(t *testing.T) {
+	store := storeOf(t, beta, gamma)
+	require.NoError(t, os.Remove(filepath.Join(store, "beta-tool@2.0.0", "bundle.mjs")))
+	c := newCatalog(t, store, nil)
+	runCatalog(t, c)
+	assert.Equal(t, mcp.StoreStatus{State: "ready", Packages: 1, PackagesLoaded: 1, Tools: 1}, untilReady(t, c))
+	tools, err := c.Tools(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"acme_gamma_add"}, toolNamesOf(tools))
+
+	writePackage(t, store, beta)
+	_, err = c.Tools(context.Background()) // the listing that finds it
+	require.NoError(t, err)
+	assert.Equal(t, mcp.StoreStatus{State: "ready", Packages: 2, PackagesLoaded: 2, Tools: 2}, untilReady(t, c))
+	tools, err = c.Tools(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"acme_gamma_add", "beta-tool"}, toolNamesOf(tools))
+}
