@@ -62,8 +62,8 @@ const (
 	// its unset fuel is this for each millisecond of its timeout_ms.
 	toolFuelPerMs = defaultFuel / defaultTimeoutMs
 	// defaultMemoryPages (128 MiB) holds what loading the largest real
-	// packages measured needs (an @agentic tool on mathjs and zod: 27 MiB
-	// after loading a 2.2 MB bundle) several times over. Loading and calls
+	// packages measured needs (an @agentic tool on mathjs and zod: 28 MiB
+	// after loading a 2.3 MB bundle) four times over. Loading and calls
 	// share it: every call starts from the memory loading left.
 	defaultMemoryPages = 2048
 )
