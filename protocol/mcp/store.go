@@ -367,15 +367,15 @@ func (c *StoreCatalog) loadExports(ctx context.Context, log *slog.Logger, p *sto
 			continue
 		}
 		_, err := c.describe(ctx, log, p, inst, export, false)
-		if ctx.Err() != nil {
-			// Stopping: what was found so far is kept for the next start.
+		if ctx.Err() != nil || err != nil {
+			// What was found so far is kept for the next start, which
+			// resumes there.
 			if !written {
 				c.writeRecord(log, p, inst, key, false)
 			}
-			return false
-		}
-		if err != nil {
-			c.fail(log, p, err)
+			if ctx.Err() == nil {
+				c.fail(log, p, err)
+			}
 			return false
 		}
 		written = false
@@ -511,7 +511,7 @@ func (c *StoreCatalog) Await(ctx context.Context, name string) bool {
 	var candidates []*storePackage
 	for _, key := range c.listed {
 		p := c.pkgs[key]
-		if t, ok := p.toolNamed(name); ok && t.Name == name {
+		if p.hasTool(name) {
 			c.mu.Unlock()
 			return true
 		}
@@ -552,14 +552,14 @@ func (c *StoreCatalog) Await(ctx context.Context, name string) bool {
 	return false
 }
 
-// toolNamed is p's tool named name, if it has one. c.mu is held.
-func (p *storePackage) toolNamed(name string) (Tool, bool) {
+// hasTool reports whether p has a tool named name. c.mu is held.
+func (p *storePackage) hasTool(name string) bool {
 	for _, t := range p.tools {
 		if t.Name == name {
-			return t, true
+			return true
 		}
 	}
-	return Tool{}, false
+	return false
 }
 
 // LoadTool loads the tool src names (a package of the tool store) for a
