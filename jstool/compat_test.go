@@ -53,16 +53,11 @@ var compatDifferences = map[string]compatDifference{
 	"date-fns-tz":      {cause: "no `Intl`: `RangeError: Date value is NaN` (a zone's offset comes from `Intl.DateTimeFormat`, which is missing)"},
 	"fast-levenshtein": {cause: "no `Intl`: `useCollator` falls back to plain comparison, so \"ń\" and \"ñ\" differ (node's `Intl.Collator` compares them equal)"},
 	"smol-toml":        {cause: "no ICU data: `String(date)` ends `GMT+0000`, without node's ` (Coordinated Universal Time)`"},
-	// crypto beyond hashes.
-	"jose":       {cause: "`crypto.subtle` has only `digest`: `NotSupportedError: crypto.subtle.importKey() is not available` (jose signs even HS256 with importKey and sign)"},
-	"node-forge": {cause: "`crypto.pbkdf2Sync` is missing: `Error: crypto.pbkdf2Sync() is not available in the wasmgate sandbox` (forge uses node's when it finds node:crypto)"},
 	// The fetch API's classes throw when constructed.
 	"ai":     {cause: "`Headers` throws when constructed: `TypeError: Headers is not available in the wasmgate sandbox` (generateText builds request headers even for a mock model)"},
 	"openai": {cause: "`Headers` throws when constructed: `TypeError: Headers is not available in the wasmgate sandbox` (the error class reads the response's headers)"},
-	// Loading runs out of memory at the default 16 MiB, and a route's
-	// limits do not reach loading.
-	"anthropic-ai-sdk": {cause: "loading runs out of memory: `TOOL_INVALID … InternalError: out of memory` at the default 256 pages, and at 4096 too (a route's memory_pages does not reach loading)"},
-	"cheerio":          {cause: "loading runs out of memory: `TOOL_INVALID … InternalError: out of memory` (cheerio's main entry bundles undici), at any route's memory_pages"},
+	// Bundling.
+	"anthropic-ai-sdk": {cause: "a class's `name`: esbuild renames top-level classes whose names collide across the bundle's modules, so `Anthropic.APIError.name` is `APIError2` (its keepNames is off)"},
 	// The engine.
 	"parse-json": {cause: "the engine's `JSON.parse` message: QuickJS-NG adds ` (line 3 column 17)` after `at position 33`, as V8 12 does and node 20's V8 11 does not"},
 	// By design (JAVASCRIPT.md, Outcomes).
