@@ -100,6 +100,20 @@ func BundleProgram(file string) (Bundle, error) {
 		b, err = layout.build(file, abs, tree, missing)
 	}
 	if err != nil {
+		// The files the build read were transformed (each module's own
+		// names): the same build of the files as written places the
+		// problems where the user wrote them.
+		var be *BundleError
+		if errors.As(err, &be) {
+			plain, perr := newProgramLayout(abs, tree)
+			if perr != nil {
+				return Bundle{}, perr
+			}
+			plain.plain = true
+			if _, perr := plain.build(file, abs, tree, missing); perr != nil {
+				err = perr
+			}
+		}
 		return Bundle{}, err
 	}
 	b.Main = layout.main()

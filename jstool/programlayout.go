@@ -34,6 +34,9 @@ const ProgramRoot = "/app"
 // programLayout maps one program's host files to their virtual paths and
 // decides each module's format as node does.
 type programLayout struct {
+	// plain: files are loaded as they are, untransformed (so that a
+	// build's errors are placed in the files as written).
+	plain bool
 	tree  confine.Tree
 	root  string // the tree's root on the host, links resolved
 	entry string // the entry file on the host, links resolved
@@ -197,6 +200,9 @@ func (l *programLayout) load(args api.OnLoadArgs) (api.OnLoadResult, error) {
 		loader = api.LoaderJS
 	}
 	isEntry := real == l.entry
+	if l.plain && known {
+		return api.OnLoadResult{}, nil
+	}
 	raw, err := os.ReadFile(args.Path)
 	if err != nil {
 		return api.OnLoadResult{}, err
@@ -210,7 +216,7 @@ func (l *programLayout) load(args api.OnLoadArgs) (api.OnLoadResult, error) {
 		}
 	}
 	asksType := asksCommonJSType.MatchString(src)
-	if !names && !asksType && !isEntry {
+	if l.plain || (!names && !asksType && !isEntry) {
 		if known {
 			return api.OnLoadResult{}, nil
 		}
