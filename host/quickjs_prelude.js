@@ -572,6 +572,7 @@
     // crypto runs one of the host's crypto operations (host/quickjs_crypto.go),
     // arguments and result strings, binary ones latin1.
     crypto: (op, ...args) => node("crypto." + op, ...args),
+    intl: (op, ...args) => node("intl." + op, ...args),
     randomFill(u8) {
       for (let i = 0; i < u8.length; i += 65536) {
         const n = Math.min(65536, u8.length - i);

@@ -45,14 +45,6 @@ type compatDifference struct {
 // it"), so the list stays true as the causes get fixed; docs/JAVASCRIPT.md
 // repeats it.
 var compatDifferences = map[string]compatDifference{
-	// No Intl: QuickJS-NG is built without it.
-	"luxon":            {cause: "no `Intl`: `ReferenceError: Intl is not defined` (luxon formats every date with `Intl.DateTimeFormat`)"},
-	"string-width":     {cause: "no `Intl`: `ReferenceError: Intl is not defined` while loading (it builds an `Intl.Segmenter` at load)"},
-	"wrap-ansi":        {cause: "no `Intl`: `ReferenceError: Intl is not defined` while loading (through string-width's `Intl.Segmenter`)"},
-	"cron-parser":      {cause: "no `Intl`: `ReferenceError: Intl is not defined` (luxon, underneath, for the time zone)"},
-	"date-fns-tz":      {cause: "no `Intl`: `RangeError: Date value is NaN` (a zone's offset comes from `Intl.DateTimeFormat`, which is missing)"},
-	"fast-levenshtein": {cause: "no `Intl`: `useCollator` falls back to plain comparison, so \"ń\" and \"ñ\" differ (node's `Intl.Collator` compares them equal)"},
-	"smol-toml":        {cause: "no ICU data: `String(date)` ends `GMT+0000`, without node's ` (Coordinated Universal Time)`"},
 	// The fetch API's classes throw when constructed.
 	"ai":     {cause: "`Headers` throws when constructed: `TypeError: Headers is not available in the wasmgate sandbox` (generateText builds request headers even for a mock model)"},
 	"openai": {cause: "`Headers` throws when constructed: `TypeError: Headers is not available in the wasmgate sandbox` (the error class reads the response's headers)"},

@@ -2,6 +2,7 @@ package jstool_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -113,5 +116,33 @@ func TestIntlIsBundledOnlyWhenUsed(t *testing.T) {
 				assert.Less(t, len(src), 20_000)
 			}
 		})
+	}
+}
+
+// The same Intl calls give the same output and fuel on every run and
+// engine: the data, the clock and the zone are the sandbox's, never the
+// host's.
+func TestIntlIsDeterministicOnEveryEngine(t *testing.T) {
+	ctx := context.Background()
+	b, err := jstool.BundleFile(filepath.Join("testdata", "intl", "intl.mjs"))
+	require.NoError(t, err)
+	in := []byte(`{}`)
+	var first runtime.Outcome
+	for _, name := range enginetest.JSEngines() {
+		tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "intl", Version: "1.0.0"}})
+		require.NoError(t, err, name)
+		t.Logf("%s: bundle %d bytes, snapshot %d bytes, load fuel %d", name, len(b.Source), tool.SnapshotBytes(), tool.LoadFuel())
+		for range 2 {
+			out, err := tool.Execute(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in)})
+			require.NoError(t, err)
+			require.Equal(t, runtime.Completed, out.Kind, out.Message)
+			if first.Output == nil {
+				first = out
+				t.Logf("%s: the table's calls cost %d fuel", name, out.FuelUsed)
+				continue
+			}
+			assert.Equal(t, string(first.Output), string(out.Output), name)
+			assert.Equal(t, first.FuelUsed, out.FuelUsed, name)
+		}
 	}
 }

@@ -162,6 +162,8 @@ var nodeGlobals = []struct{ name, module, export string }{
 	{"MessageChannel", "wasmgate:internal/messaging", "MessageChannel"},
 	{"MessagePort", "wasmgate:internal/messaging", "MessagePort"},
 	{"BroadcastChannel", "wasmgate:internal/messaging", "BroadcastChannel"},
+	// Intl is about a megabyte of FormatJS and CLDR data (see intl.js).
+	{"Intl", "wasmgate:internal/intl", "Intl"},
 }
 
 // nodeFeatures are what V8 has and the engine lacks that would cost every
@@ -175,6 +177,13 @@ var nodeFeatures = []nodeFeature{
 	// util.types.isProxy: the engine cannot tell a proxy from JavaScript,
 	// so the Proxy global remembers those it makes (see proxy_tracking.js).
 	{"wasmgate:internal/proxy_tracking", regexp.MustCompile(`\bisProxy\b`)},
+	// A call of a locale-sensitive method (x.localeCompare(...),
+	// x.toLocaleString(...), …, or through .call, .apply, .bind): they go
+	// through Intl in V8, so the bundle gets it (it is about a megabyte).
+	{"wasmgate:internal/intl", regexp.MustCompile(`\.\s*(?:localeCompare|toLocale(?:Date|Time)?String)\s*(?:\(|\.\s*(?:call|apply|bind)\b)`)},
+	// Date.prototype.toString and toTimeString end with the zone's name in
+	// V8 ("GMT+0000 (Coordinated Universal Time)"), the engine's without.
+	{"wasmgate:internal/date_zone_name", regexp.MustCompile(`\bDate\b`)},
 }
 
 // nodeFeature is a module injected into a bundle whose code matches named.

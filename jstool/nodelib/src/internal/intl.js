@@ -343,5 +343,11 @@ new Intl.RelativeTimeFormat().format(1, "day");
 new Intl.ListFormat().format(["a", "b"]);
 new Intl.DisplayNames(undefined, { type: "region" }).of("US");
 Array.from(new Intl.Segmenter(undefined, { granularity: "word" }).segment("a b"));
+// And the formatters the built-ins keep for their defaults.
+new Date(0).toLocaleString();
+new Date(0).toLocaleDateString();
+new Date(0).toLocaleTimeString();
+(0).toLocaleString();
+"a".localeCompare("b");
 
 module.exports = { Intl };
