@@ -2,6 +2,7 @@ package jstool
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -268,6 +269,18 @@ func nodeModuleSource(path string) (string, error) {
 			return "", ErrNoNodeLib
 		}
 		return src, nil
+	case strings.HasPrefix(path, "wasmgate:lazy/"):
+		// A library kept as a string and evaluated when first asked for:
+		// its parse is paid only by code that uses it (a program's console).
+		src, err := readNodelib("nodelib/dist/" + strings.TrimPrefix(path, "wasmgate:lazy/") + ".js")
+		if err != nil {
+			return "", ErrNoNodeLib
+		}
+		quoted, err := json.Marshal(src)
+		if err != nil {
+			return "", err
+		}
+		return "\"use strict\";\nlet lib = null;\nmodule.exports = () => {\n  if (lib === null) {\n    const m = { exports: {} };\n    new Function(\"module\", \"exports\", " + string(quoted) + ")(m, m.exports);\n    lib = m.exports;\n  }\n  return lib;\n};\n", nil
 	case strings.HasPrefix(path, "wasmgate:internal/"):
 		return readNodelib("nodelib/src/internal/" + strings.TrimPrefix(path, "wasmgate:internal/") + ".js")
 	case strings.HasPrefix(path, globalsInstaller):

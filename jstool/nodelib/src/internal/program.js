@@ -11,7 +11,30 @@
 // - Error stacks shaped as V8 shapes them ("Name: message" and the frames),
 //   which util.inspect and many libraries read.
 const process = require("node:process");
-const insp = require("wasmgate:lib/inspect");
+// util.inspect is parsed when first needed: a program that logs only
+// strings and numbers does not pay for it.
+const lazyInspect = require("wasmgate:lazy/inspect");
+const insp = new Proxy({}, { get: (_, name) => lazyInspect()[name] });
+
+// plain is format's result for arguments that need no inspecting (strings,
+// numbers, booleans, BigInts, null and undefined, and no "%" to
+// interpret), null for any other.
+function plain(args) {
+  if (args.length > 0 && typeof args[0] === "string" && args[0].includes("%")) return null;
+  let s = "";
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const t = typeof a;
+    let part;
+    if (t === "string") part = a;
+    else if (t === "number") part = Object.is(a, -0) ? "-0" : String(a);
+    else if (t === "bigint") part = a + "n";
+    else if (t === "boolean" || a === null || a === undefined) part = String(a);
+    else return null;
+    s += i === 0 ? part : " " + part;
+  }
+  return s;
+}
 
 let mainModule;
 
@@ -178,7 +201,10 @@ function makeConsole(stdout, stderr, inspectOptions) {
     if (indent !== "") s = indent + s.replace(/\n/g, "\n" + indent);
     stream().write(s + "\n");
   };
-  const format = (args) => insp.formatWithOptions(opts, ...args);
+  const format = (args) => {
+    const s = plain(args);
+    return s !== null ? s : insp.formatWithOptions(opts, ...args);
+  };
   const c = {
     log(...args) { write(stdout, format(args)); },
     warn(...args) { write(stderr, format(args)); },
