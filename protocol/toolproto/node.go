@@ -59,9 +59,9 @@ func (s *serving) serveNode(ctx context.Context, m *Manifest, raw []byte, req *R
 	}
 	prog, err := jstool.NewProgram(s.cfg.Engine, bundle,
 		runtime.Manifest{ExecutorID: strings.ReplaceAll(m.ID, "-", "_"), Version: m.Version},
-		// argv[1] is the entry as the manifest names it, relative to the
-		// tool's directory, never the host's absolute path.
-		jstool.ProgramOptions{Argv: []string{"/usr/local/bin/node", m.Entry}, Stdout: events, Stderr: stderr})
+		// argv[1] is the entry's path in the program's virtual tree, as
+		// `wasmgate node` gives it, never the host's absolute path.
+		jstool.ProgramOptions{Argv: []string{"/usr/local/bin/node", bundle.Main}, Stdout: events, Stderr: stderr})
 	if err != nil {
 		return refuse(CodeInternalError, false, err.Error())
 	}

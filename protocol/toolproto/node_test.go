@@ -121,8 +121,9 @@ emit("result", {secret: "value"});`)
 	assert.NotContains(t, string(raw), "secret")
 }
 
-// TestNodeToolArgvIsItsEntry: a node tool's process.argv[1] is its entry as
-// the manifest names it, not the host path of the tools directory.
+// TestNodeToolArgvIsItsEntry: a node tool's process.argv[1] is its entry in
+// the program's virtual tree (/app), not the host path of the tools
+// directory.
 func TestNodeToolArgvIsItsEntry(t *testing.T) {
 	dir := nodeTool(t, "argv-tool", "", `const TOOL = "argv-tool";
 `+emitJS+`emit("started", { meta: {} });
@@ -130,5 +131,5 @@ emit("result", { argv1: process.argv[1] });
 `)
 	s := serve(t, dir, "argv-tool", `{"context":{"toolId":"argv-tool","config":{}},"input":{}}`)
 	require.Equal(t, EventResult, s.terminal.Type, "terminal: %s, stderr: %s", s.terminal.Payload, s.stderr)
-	assert.JSONEq(t, `{"argv1":"index.js"}`, string(s.terminal.Payload))
+	assert.JSONEq(t, `{"argv1":"/app/index.js"}`, string(s.terminal.Payload))
 }
