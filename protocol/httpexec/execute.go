@@ -606,9 +606,7 @@ func newToolCache(cfg Config) *toolCache {
 	c := &toolCache{cfg: cfg, entries: map[string]*toolEntry{}, loadTool: cfg.LoadTool}
 	if c.loadTool == nil {
 		c.loadTool = func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error) {
-			// Loading is shared by every caller waiting for this tool: the
-			// first one leaving must not fail the others.
-			return pipeline.LoadExecutor(context.WithoutCancel(ctx), cfg.Engine, src)
+			return pipeline.LoadExecutor(ctx, cfg.Engine, src)
 		}
 	}
 	if cfg.Registry != nil {
@@ -676,7 +674,9 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeli
 			return nil, "", err
 		}
 		exact := inst.Name + "@" + inst.Version
-		e, err := c.loadTool(ctx, pipeline.ExecutorSource{Package: exact, Tool: name, ToolsDir: c.cfg.Store.Dir,
+		// Loading is shared by every caller waiting for this tool: the first
+		// one leaving must not fail the others.
+		e, err := c.loadTool(context.WithoutCancel(ctx), pipeline.ExecutorSource{Package: exact, Tool: name, ToolsDir: c.cfg.Store.Dir,
 			Defaults: c.toolLimits(wgruntime.Limits{})})
 		action := inst.Name + "/" + name
 		if len(action) > 128 {

@@ -84,7 +84,9 @@ type Config struct {
 	// so that a tool is loaded once for both fronts, and a call waits for
 	// that tool alone, not for the catalog. An export that is not a tool
 	// matches wgruntime.ErrNotAdmitted. Default: pipeline.LoadExecutor on
-	// Engine, the source's loading shared by every call waiting for it.
+	// Engine. Either way a load is shared by every call waiting for it,
+	// and the server does not cancel it when the call that started it
+	// leaves.
 	LoadTool func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error)
 	// Catalog, when set, says how far the catalog of the tool store
 	// (/mcp's tools/list) has loaded: /health carries it under

@@ -18,3 +18,16 @@ func OnLoad(c *StoreCatalog, hook func(src pipeline.ExecutorSource)) {
 
 // CatalogRecordFile is the name of a package's catalog record.
 const CatalogRecordFile = catalogRecordFile
+
+// Waiting is how many callers wait for the load of src in progress.
+func Waiting(c *StoreCatalog, src pipeline.ExecutorSource) int {
+	c.mu.Lock()
+	f := c.execs[sourceKey(src)]
+	c.mu.Unlock()
+	if f == nil {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.waiting
+}

@@ -594,9 +594,10 @@ func sourceKey(src pipeline.ExecutorSource) string {
 	return string(b)
 }
 
-// load loads src once for every concurrent caller. forCall keeps the
-// executor for the calls to come; an export loaded only to be described is
-// dropped once loaded. A failure that may pass another time is never kept.
+// load loads src once for every concurrent caller, each waiting until ctx
+// is done. forCall keeps the executor for the calls to come; an export
+// loaded only to be described is dropped once loaded. A failure that may
+// pass another time is never kept.
 func (c *StoreCatalog) load(ctx context.Context, src pipeline.ExecutorSource, forCall bool) (pipeline.Executor, error) {
 	key := sourceKey(src)
 	c.mu.Lock()
@@ -611,11 +612,10 @@ func (c *StoreCatalog) load(ctx context.Context, src pipeline.ExecutorSource, fo
 	mine := f.start()
 	c.mu.Unlock()
 	if mine {
-		loadCtx := ctx
-		if forCall {
-			loadCtx = context.WithoutCancel(ctx)
-		}
-		e, err := c.loadExecutor(loadCtx, src)
+		// Whoever started the load, others may come to wait for it: the
+		// first one leaving must not fail them. The catalog stops between
+		// exports instead.
+		e, err := c.loadExecutor(context.WithoutCancel(ctx), src)
 		c.mu.Lock()
 		if !f.keep || (err != nil && !notATool(err)) {
 			delete(c.execs, key)
@@ -694,6 +694,8 @@ type flight[T any] struct {
 	err     error
 	// keep: a call wants the value kept (StoreCatalog.load).
 	keep bool
+	// waiting counts the callers waiting (what a test waits for).
+	waiting int
 }
 
 func newFlight[T any]() *flight[T] { return &flight[T]{done: make(chan struct{})} }
@@ -734,6 +736,14 @@ func (f *flight[T]) value() (T, error) {
 }
 
 func (f *flight[T]) wait(ctx context.Context) (T, error) {
+	f.mu.Lock()
+	f.waiting++
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.waiting--
+		f.mu.Unlock()
+	}()
 	select {
 	case <-f.done:
 		return f.val, f.err

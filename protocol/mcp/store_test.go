@@ -514,3 +514,45 @@ func TestStoreCatalogIncompletePackage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"acme_gamma_add", "beta-tool"}, toolNamesOf(tools))
 }
+
+// A load is shared: neither the catalog stopping (serve's SIGTERM) nor a
+// caller leaving fails the callers still waiting for it.
+func TestStoreCatalogSharedLoadOutlivesWhoStartedIt(t *testing.T) {
+	store := storeOf(t, gamma)
+	c := newCatalog(t, store, nil)
+	l := countLoads(c, "@acme/gamma@1.0.0")
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx)
+	}()
+	require.Equal(t, "@acme/gamma@1.0.0#add", <-l.held, "the catalog started the load")
+
+	src := pipeline.ExecutorSource{Package: "@acme/gamma@1.0.0", Tool: "add", ToolsDir: store, Defaults: runtime.Limits{TimeoutMs: 60_000}}
+	leaving, leave := context.WithCancel(context.Background())
+	left := make(chan error, 1)
+	go func() {
+		_, err := c.LoadTool(leaving, src)
+		left <- err
+	}()
+	staying := make(chan error, 1)
+	go func() {
+		e, err := c.LoadTool(context.Background(), src)
+		if err == nil && e.Manifest().ExecutorID != "acme_gamma__add" {
+			err = assert.AnError
+		}
+		staying <- err
+	}()
+	// The two callers wait for the load the catalog is making.
+	for mcp.Waiting(c, src) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	leave()
+	require.ErrorIs(t, <-left, context.Canceled, "a caller that leaves stops waiting")
+	stop()
+	close(l.go_)
+	require.NoError(t, <-staying, "the caller still waiting gets the tool")
+	<-done
+	assert.Equal(t, []string{"@acme/gamma@1.0.0#add"}, l.list(), "one load")
+}
