@@ -265,6 +265,14 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 			MaxSessions:    *mcpMaxSessions,
 		}),
 	})
+	if storeCatalog != nil {
+		// The store's packages the server may run (srv says which), listed
+		// before it answers, so that /health says from the first request
+		// what is still to load.
+		if err := mcpSrv.Refresh(ctx); err != nil {
+			logger.Warn("mcp: listing the tool store", "error", err)
+		}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return e.fail("serve", usagef("--addr: %v", err))
@@ -287,13 +295,9 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	if storeCatalog != nil {
-		// The store's packages, now that the server answers and may run
-		// them (srv says which), load in the background, and so does every
-		// package added while it runs: tools/list grows, announced with
-		// tools/list_changed.
-		if err := mcpSrv.Refresh(ctx); err != nil {
-			logger.Warn("mcp: listing the tool store", "error", err)
-		}
+		// The store's packages load in the background once the server
+		// answers, and so does every package added while it runs:
+		// tools/list grows, announced with tools/list_changed.
 		stop := loadInBackground(ctx, storeCatalog, mcpSrv)
 		defer stop()
 	}
