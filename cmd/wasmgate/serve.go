@@ -49,13 +49,14 @@ HTTP; see 'wasmgate mcp -h' and docs/MCP.md): the registry's actions, or
 the cluster's with --nats, and the tool store's packages --npm-allow lets
 run. The store's catalog loads in the background: the server answers at
 once, /health says how far the catalog is (wasmgate.catalog), and a call
-to a tool not loaded yet loads that tool first. It always needs the key when EXECUTOR_API_KEY is set, and its calls
-take their slots from the same admission as /execute-tool. It refuses, key
-or not, a web page whose origin --cors-origin does not list (pages of this
-machine on a loopback address are served), bodies over --max-body-bytes,
-and JSON-RPC batches where the session's protocol version has none; a
-session unused for --mcp-idle-timeout ends, and beyond --mcp-max-sessions
-open at once a new one is refused with 503 and Retry-After.
+to a tool not loaded yet loads that tool first. /mcp always needs the key
+when EXECUTOR_API_KEY is set, and its calls take their slots from the same
+admission as /execute-tool. It refuses, key or not, a web page whose
+origin --cors-origin does not list (pages of this machine on a loopback
+address are served), bodies over --max-body-bytes, and JSON-RPC batches
+where the session's protocol version has none; a session unused for
+--mcp-idle-timeout ends, and beyond --mcp-max-sessions open at once a new
+one is refused with 503 and Retry-After.
 
 Flags:
 `
