@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,6 +65,43 @@ func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 			require.NoError(t, err)
 			assert.JSONEq(t, string(out), string(res.Output), "node's output")
 		}
+	})
+
+	t.Run("the verdict is the same on a loaded machine", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("runs SHA-3 of 300 KB twice")
+		}
+		tool := filepath.Join("testdata", "heavy", "sha3.mjs")
+		if _, err := os.Stat(filepath.Join("testdata", "heavy", "node_modules", "js-sha3")); err != nil {
+			t.Skip("js-sha3 is not installed: make testdata-js")
+		}
+		quiet := runAtDefaults(t, tool, `{"kb":100}`, runtime.Limits{})
+		// Two busy loops, one a core, while it runs again.
+		stop := make(chan struct{})
+		var spinning sync.WaitGroup
+		for range 2 {
+			spinning.Add(1)
+			go func() {
+				defer spinning.Done()
+				for x := uint64(1); ; x = x*6364136223846793005 + 1 {
+					if x%(1<<20) == 0 {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+					}
+				}
+			}()
+		}
+		loaded := runAtDefaults(t, tool, `{"kb":100}`, runtime.Limits{})
+		close(stop)
+		spinning.Wait()
+		require.Equal(t, pipeline.StatusSuccess, quiet.Status, quiet.Message)
+		assert.Equal(t, quiet.Status, loaded.Status, loaded.Message)
+		assert.Equal(t, quiet.ReasonCodes, loaded.ReasonCodes)
+		assert.Equal(t, quiet.OutputDigest, loaded.OutputDigest)
+		assert.Equal(t, quiet.FuelUsed, loaded.FuelUsed)
 	})
 
 	t.Run("an endless loop is stopped by fuel", func(t *testing.T) {
