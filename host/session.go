@@ -59,6 +59,12 @@ type Session struct {
 	// on first use like random.
 	cryptoRandom io.Reader
 
+	// charge takes fuel from the execution's budget (SetFuelCharge); nil
+	// when no budget is attached.
+	charge func(n uint64) bool
+	// used are the keys firstUse has seen.
+	used map[string]struct{}
+
 	wasi wasiState
 }
 
@@ -74,6 +80,43 @@ func NewSession(stdin []byte, inputDigest [32]byte, maxOutput int) *Session {
 		inputDigest: inputDigest,
 		wasi:        newWASIState(),
 	}
+}
+
+// SetFuelCharge attaches the execution's fuel budget: charge takes n units
+// from it and reports whether it could. The runtime calls it before the
+// guest runs, with its meter.
+func (s *Session) SetFuelCharge(charge func(n uint64) bool) { s.charge = charge }
+
+// Charge takes n units of fuel for work the host does for the guest, so
+// that the budget bounds it as it bounds the guest's own code and fuel_used
+// counts it. n must be a pure function of what the work was (bytes hashed,
+// iterations run, candidates tested), never of how long it took: the same
+// input must use the same fuel on every engine and machine.
+//
+// It reports whether the budget paid. When it did not, the budget is spent
+// (the guest ends FUEL_EXHAUSTED at its next basic block, its fuel_used the
+// whole budget) or the host has stopped the guest; the host function should
+// stop its work and return. Without a budget attached it charges nothing
+// and reports true.
+func (s *Session) Charge(n uint64) bool {
+	if s.charge == nil {
+		return true
+	}
+	return s.charge(n)
+}
+
+// firstUse reports whether key is used for the first time in this
+// execution: for host work that a host-wide cache may spare, charged at its
+// first use in each execution whatever the cache holds.
+func (s *Session) firstUse(key string) bool {
+	if _, ok := s.used[key]; ok {
+		return false
+	}
+	if s.used == nil {
+		s.used = map[string]struct{}{}
+	}
+	s.used[key] = struct{}{}
+	return true
 }
 
 // ReadStdin copies up to len(p) unread bytes of stdin into p.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -44,11 +45,21 @@ type fuelGlobal interface {
 // and the guest traps at its next refill, within one slice. The write is
 // repeated every millisecond until the run ends, because a guest refilling
 // at that very moment can overwrite one write with its own.
+//
+// Work the host does for the guest (a host function hashing, deriving a
+// key, generating one) is charged to the same budget (charge), so that
+// fuel_used counts it and fuel, not the clock, stops a guest that asks the
+// host for more than its budget buys.
 type meter struct {
 	limit   int64
 	slice   fuelGlobal
 	reserve fuelGlobal
 
+	// mu orders the host's writes to the globals from two goroutines: the
+	// interrupt's and a charge's (made on the guest's goroutine, inside a
+	// host function, while the guest waits for it). The guest's own writes
+	// need no lock: it is stopped in the host function while a charge runs.
+	mu          sync.Mutex
 	done        chan struct{}
 	exited      chan struct{}
 	stopWatch   func() bool
@@ -82,18 +93,63 @@ func (m *meter) left() int64 { return m.slice.Get() + m.reserve.Get() }
 
 func (m *meter) interrupt() {
 	defer close(m.exited)
+	m.mu.Lock()
 	m.usedAtStop = m.limit - m.left()
 	m.interrupted.Store(true)
+	m.mu.Unlock()
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for {
+		m.mu.Lock()
 		m.reserve.Set(interruptFuel)
+		m.mu.Unlock()
 		select {
 		case <-m.done:
 			return
 		case <-tick.C:
 		}
 	}
+}
+
+// charge takes n units of the budget for work the host did or is about to
+// do for the guest (host.Session.Charge), from the reserve first, then from
+// the slice. It reports whether the budget paid for it.
+//
+// When it cannot, the budget is spent as if the guest had burnt it: the
+// slice is left at -1 and the reserve at 0, so the guest traps at its next
+// basic block (the block's charge finds nothing to refill from), the sum
+// left reads as exhaustion, not as the host's stop, and fuel_used is the
+// whole budget on every engine. Once the host has interrupted the guest
+// (its deadline, the caller's cancellation) a charge takes nothing and
+// reports false: the interrupt's value stays in the reserve, and the fuel
+// used is what it was when the guest was stopped.
+func (m *meter) charge(n uint64) bool {
+	if m.slice == nil {
+		// No budget was set: an uninstrumented module (benchmarks).
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.interrupted.Load() {
+		return false
+	}
+	slice, reserve := m.slice.Get(), m.reserve.Get()
+	// The sum left is at most the limit, itself at most MaxInt64/2: a
+	// cost clamped to the limit plus one cannot overflow and still
+	// exceeds anything left.
+	cost := int64(min(n, uint64(m.limit)+1))
+	if slice+reserve < cost {
+		m.reserve.Set(0)
+		m.slice.Set(-1)
+		return false
+	}
+	if cost <= reserve {
+		m.reserve.Set(reserve - cost)
+		return true
+	}
+	m.reserve.Set(0)
+	m.slice.Set(slice - (cost - reserve))
+	return true
 }
 
 // finish stops the watch and reports the fuel left and whether the host

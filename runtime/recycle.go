@@ -445,6 +445,7 @@ func (i recycledInstance) Call(ctx context.Context, name string, params ...uint6
 func (m *wazeroModule) runRecycled(ctx context.Context, in Input, from *Snapshot, lim Limits, drive driver) (Outcome, error) {
 	sess := host.NewSession(in.Bytes, in.Digest, int(lim.MaxOutputBytes))
 	meter := newMeter(lim.Fuel)
+	sess.SetFuelCharge(meter.charge)
 	runCtx, cancel := context.WithTimeout(ctx, time.Duration(lim.TimeoutMs)*time.Millisecond)
 	defer cancel()
 	runCtx = host.WithSession(runCtx, sess)

@@ -281,6 +281,10 @@ type wasmtimeRun struct {
 	// finalizer).
 	instance *wasmtime.Instance
 	exports  map[string]*wasmtime.Extern
+	// caller is the Caller of the host function running now (nil between
+	// calls): the way into the store while the guest is stopped in one,
+	// where the meter's charges write the fuel globals.
+	caller *wasmtime.Caller
 }
 
 // export returns the export name of the run's instance (nil: none), through
@@ -340,6 +344,7 @@ func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, 
 	}
 
 	meter := newMeter(lim.Fuel)
+	sess.SetFuelCharge(meter.charge)
 	var snap *Snapshot
 	var st runState
 	out, err := func() ([]byte, error) {
@@ -364,7 +369,7 @@ func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, 
 				pages = ext.Memory().Size(store)
 			}
 			setBudget(budget, m.info, lim, pages)
-			meter.setBudget(slice, reserve)
+			meter.setBudget(wasmtimeFuel{run, slice}, wasmtimeFuel{run, reserve})
 			defer func() {
 				if g := wi.global(instrument.DepthGlobal); g != nil {
 					st.depth = uint32(g.g.Get(store).I32())
@@ -601,6 +606,25 @@ func (g *wasmtimeGlobal) Get() int64 { return g.g.Get(g.store).I64() }
 
 func (g *wasmtimeGlobal) Set(v int64) { _ = g.g.Set(g.store, wasmtime.ValI64(v)) }
 
+// wasmtimeFuel is a fuel global as the meter uses it: through the store
+// between calls, and through the Caller while a host function runs (a
+// charge for its work), as wasmtime wants a store reached inside one.
+type wasmtimeFuel struct {
+	run *wasmtimeRun
+	g   *wasmtimeGlobal
+}
+
+func (f wasmtimeFuel) store() wasmtime.Storelike {
+	if f.run.caller != nil {
+		return f.run.caller
+	}
+	return f.g.store
+}
+
+func (f wasmtimeFuel) Get() int64 { return f.g.g.Get(f.store()).I64() }
+
+func (f wasmtimeFuel) Set(v int64) { _ = f.g.g.Set(f.store(), wasmtime.ValI64(v)) }
+
 // setBits sets the global from its value encoded as in host.Function's
 // stack (see fromVal).
 func (g *wasmtimeGlobal) setBits(v uint64) error {
@@ -642,6 +666,9 @@ func defineHostFunction(l *wasmtime.Linker, f host.Function) error {
 		for i, a := range args {
 			stack[i] = fromVal(a)
 		}
+		outer := run.caller
+		run.caller = caller
+		defer func() { run.caller = outer }()
 		inst := wasmtimeInstance{run: run, store: caller, caller: caller}
 		if f.CallInstance != nil {
 			f.CallInstance(run.ctx, inst, stack)

@@ -222,6 +222,7 @@ func (m *wazeroModule) execute(ctx context.Context, in Input, from *Snapshot, dr
 	sess := host.NewSession(in.Bytes, in.Digest, int(lim.MaxOutputBytes))
 	alloc := newInstanceMemory(uint64(lim.MemoryPages)*pageSize, from, m.engine.copyOnWrite)
 	meter := newMeter(lim.Fuel)
+	sess.SetFuelCharge(meter.charge)
 
 	runCtx, cancel := context.WithTimeout(ctx, time.Duration(lim.TimeoutMs)*time.Millisecond)
 	defer cancel()
