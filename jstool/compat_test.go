@@ -50,8 +50,6 @@ var compatDifferences = map[string]compatDifference{
 	"openai": {cause: "`Headers` throws when constructed: `TypeError: Headers is not available in the wasmgate sandbox` (the error class reads the response's headers)"},
 	// Bundling.
 	"anthropic-ai-sdk": {cause: "a class's `name`: esbuild renames top-level classes whose names collide across the bundle's modules, so `Anthropic.APIError.name` is `APIError2` (its keepNames is off)"},
-	// The engine.
-	"parse-json": {cause: "the engine's `JSON.parse` message: QuickJS-NG adds ` (line 3 column 17)` after `at position 33`, as V8 12 does and node 20's V8 11 does not"},
 	// By design (JAVASCRIPT.md, Outcomes).
 	"yargs-parser": {cause: "by design: a `NaN` in the result is `OUTPUT_NOT_JSON`, where node's `JSON.stringify` writes `null` (yargs-parser gives `NaN` for a non-numeric `--port`)"},
 }

@@ -95,9 +95,9 @@ const fsConstants = `Object.freeze({F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1, O_RDONLY
 // wasmgate does not provide (ERR_FEATURE_UNAVAILABLE_ON_PLATFORM).
 var deniedModules = map[string]deniedModule{
 	"fs": {values: map[string]string{"constants": fsConstants, "promises": `lazy(() => require("node:fs/promises"))`},
-		overrides: `require("wasmgate:internal/fs_stdin")`},
+		overrides: `require("wasmgate:internal/fs_program")`},
 	"fs/promises": {values: map[string]string{"constants": fsConstants}, promises: true,
-		overrides: `require("wasmgate:internal/fs_stdin").promises`},
+		overrides: `require("wasmgate:internal/fs_program").promises`},
 	"net":                {},
 	"http":               {values: map[string]string{"METHODS": httpMethods, "STATUS_CODES": httpStatusCodes, "maxHeaderSize": "16384"}},
 	"https":              {},
@@ -185,6 +185,9 @@ var nodeFeatures = []nodeFeature{
 	// Date.prototype.toString and toTimeString end with the zone's name in
 	// V8 ("GMT+0000 (Coordinated Universal Time)"), the engine's without.
 	{"wasmgate:internal/date_zone_name", regexp.MustCompile(`\bDate\b`)},
+	// JSON.parse's errors in V8's words: a wrapper that costs a parse one
+	// call and rescans the text only when the engine refused it.
+	{"wasmgate:internal/json_parse", regexp.MustCompile(`\bJSON\b`)},
 }
 
 // nodeFeature is a module injected into a bundle whose code matches named.
