@@ -39,7 +39,7 @@ func runAtDefaults(t *testing.T, file, payload string, limits runtime.Limits) pi
 // pure-JS work (SHA-3 of 300 KB in js-sha3, 9.7 billion units, which took
 // longer than the old 1 s default on a busy machine) completes, and runaway
 // code is stopped by fuel, exactly at the default, never by the clock: the
-// clock (160 s) is ten times what the default fuel (20 billion) lasts on a
+// clock (250 s) is ten times what the default fuel (20 billion) lasts on a
 // loaded machine (docs/BENCHMARKS.md, Issue 24).
 func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 	t.Run("ordinary heavy work succeeds", func(t *testing.T) {
@@ -123,7 +123,7 @@ func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 }
 
 // TestDefaultFuelFollowsTheTimeout: an unset fuel is what the timeout that
-// applies covers at the defaults' ratio (20 billion for 160 s: 125,000 units
+// applies covers at the defaults' ratio (20 billion for 250 s: 80,000 units
 // a millisecond), so a tool given only a time limit keeps fuel binding
 // before its clock.
 func TestDefaultFuelFollowsTheTimeout(t *testing.T) {
@@ -133,9 +133,9 @@ func TestDefaultFuelFollowsTheTimeout(t *testing.T) {
 	require.NoError(t, err)
 	d := tool.DefaultLimits()
 	assert.Equal(t, uint64(20_000_000_000), runtime.Limits{}.WithDefaults(d).Fuel)
-	assert.Equal(t, int64(160_000), runtime.Limits{}.WithDefaults(d).TimeoutMs)
-	assert.Equal(t, uint64(7_500_000_000), runtime.Limits{TimeoutMs: 60_000}.WithDefaults(d).Fuel)
-	assert.Equal(t, uint64(125_000_000), runtime.Limits{TimeoutMs: 1000}.WithDefaults(d).Fuel)
+	assert.Equal(t, int64(250_000), runtime.Limits{}.WithDefaults(d).TimeoutMs)
+	assert.Equal(t, uint64(4_800_000_000), runtime.Limits{TimeoutMs: 60_000}.WithDefaults(d).Fuel)
+	assert.Equal(t, uint64(80_000_000), runtime.Limits{TimeoutMs: 1000}.WithDefaults(d).Fuel)
 	assert.Equal(t, uint64(5), runtime.Limits{TimeoutMs: 60_000, Fuel: 5}.WithDefaults(d).Fuel)
 	assert.Equal(t, uint32(2048), d.MemoryPages, "128 MiB, for loading as for calls")
 	assert.Equal(t, runtime.DefaultLimits.MaxPayloadBytes, d.MaxPayloadBytes, "the payload limits are a Wasm module's")

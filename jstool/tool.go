@@ -57,7 +57,7 @@ const fuelPerMs = 12_000_000
 // slowest rate measured on a loaded machine.
 const (
 	defaultFuel      = 20_000_000_000
-	defaultTimeoutMs = 160_000
+	defaultTimeoutMs = 250_000
 	// toolFuelPerMs keeps that ratio for a tool given only a time limit:
 	// its unset fuel is this for each millisecond of its timeout_ms.
 	toolFuelPerMs = defaultFuel / defaultTimeoutMs
