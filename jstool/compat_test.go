@@ -48,8 +48,6 @@ var compatDifferences = map[string]compatDifference{
 	// The fetch API's classes throw when constructed.
 	"ai":     {cause: "`Headers` throws when constructed: `TypeError: Headers is not available in the wasmgate sandbox` (generateText builds request headers even for a mock model)"},
 	"openai": {cause: "`Headers` throws when constructed: `TypeError: Headers is not available in the wasmgate sandbox` (the error class reads the response's headers)"},
-	// Bundling.
-	"anthropic-ai-sdk": {cause: "a class's `name`: esbuild renames top-level classes whose names collide across the bundle's modules, so `Anthropic.APIError.name` is `APIError2` (its keepNames is off)"},
 	// By design (JAVASCRIPT.md, Outcomes).
 	"yargs-parser": {cause: "by design: a `NaN` in the result is `OUTPUT_NOT_JSON`, where node's `JSON.stringify` writes `null` (yargs-parser gives `NaN` for a non-numeric `--port`)"},
 }

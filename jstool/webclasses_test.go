@@ -37,3 +37,14 @@ func TestJSONParseWrapperOnlyWhereNamed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b.Source), "// wasmgate-node:wasmgate:internal/json_parse\n")
 }
+
+// TestNamesAreTheSources: functions and classes keep the names their
+// source gives them, as in node, where the bundler would rename a
+// top-level name two modules share (APIError2, helper2) and the globals
+// whose modules collide (DOMException2, AbortController2).
+func TestNamesAreTheSources(t *testing.T) {
+	res := run(t, engine(t, runtime.EngineWazero), webTool("names.mjs"), "", `{}`, runtime.Limits{})
+	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
+	want := runNode(t, webTool("names.mjs"), `{}`)
+	assert.JSONEq(t, string(want), string(res.Output))
+}
