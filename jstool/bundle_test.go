@@ -107,7 +107,7 @@ func TestBundleFilePrefersBuiltinsToPackagesOfTheirName(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b.Source), "// node_modules/events/events.js\n")
 	assert.Contains(t, string(b.Source), "// wasmgate-node:node:events\n")
-	assert.Contains(t, string(b.Source), "var tool_default = () => typeof import_events.EventEmitter;")
+	assert.Contains(t, string(b.Source), "var tool_default = /* @__PURE__ */ __name(() => typeof import_events.EventEmitter, \"default\");")
 }
 
 func TestBundlePackage(t *testing.T) {

@@ -57,7 +57,12 @@ func runNodeIntl(t *testing.T) []byte {
 
 func TestIntlGivesWhatNodeGives(t *testing.T) {
 	want := runNodeIntl(t)
-	res := run(t, engine(t, runtime.EngineWazero), filepath.Join("..", "intl", "intl.mjs"), "", `{}`, runtime.Limits{})
+	// The fixture is a sweep of 92 calls in one run (23 billion fuel,
+	// most of it the first DateTimeFormat of each locale), more than one
+	// tool call's default of 20 billion: it gets twice what it needs, and
+	// a clock ten times what that lasts at the slowest rate measured.
+	res := run(t, engine(t, runtime.EngineWazero), filepath.Join("..", "intl", "intl.mjs"), "", `{}`,
+		runtime.Limits{Fuel: 46_000_000_000, TimeoutMs: 480_000})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	var got, node map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(res.Output, &got))

@@ -147,7 +147,7 @@ func TestStoreAdd(t *testing.T) {
 	assert.Equal(t, "1.0.0", inst.Version)
 	assert.Equal(t, filepath.Join(store.Dir, "greeting@1.0.0"), inst.Dir)
 	assert.Equal(t, "greeting@1.0.0", inst.Bundle.Entry)
-	assert.Contains(t, string(inst.Bundle.Source), "var greeting_default = (name) => `hello ${name}`;")
+	assert.Contains(t, string(inst.Bundle.Source), "var greeting_default = /* @__PURE__ */ __name((name) => `hello ${name}`, \"default\");")
 	assert.JSONEq(t, `{"name": "greeting", "version": "1.0.0", "type": "module", "exports": "./index.js"}`, string(inst.PackageJSON))
 	onDisk, err := os.ReadFile(filepath.Join(inst.Dir, "bundle.mjs"))
 	require.NoError(t, err)

@@ -161,7 +161,8 @@ func (c *StoreCatalog) Tools(context.Context) ([]Tool, error) {
 }
 
 // Changes receives a value when Tools has more to list than when it was
-// last called.
+// last called, or Status has changed (a package found incomplete is no
+// longer loading).
 func (c *StoreCatalog) Changes() <-chan struct{} { return c.changes }
 
 func (c *StoreCatalog) changed() {
@@ -315,6 +316,8 @@ func (c *StoreCatalog) loadPackage(ctx context.Context, p *storePackage) {
 		p.state = packageIncomplete
 		c.mu.Unlock()
 		log.Debug("mcp: not a complete package: its directory in the tool store has no bundle", "error", err)
+		// The status changed: this was maybe the last package loading.
+		c.changed()
 		return
 	}
 	if err != nil {
