@@ -142,7 +142,7 @@ func TestIntlIsDeterministicOnEveryEngine(t *testing.T) {
 	require.NoError(t, err)
 	in := []byte(`{"n":1234.5}`)
 	var first runtime.Outcome
-	for _, name := range enginetest.JSEngines() {
+	for _, name := range enginetest.JSEnginesCompared() {
 		if name == runtime.EngineWazeroInterp {
 			// Loading Intl (8·10⁹ fuel) outlasts LoadLimits' clock on the
 			// interpreter; the compiled engines are the ones compared.

@@ -91,7 +91,7 @@ func TestNodeProfileIsDeterministicOnEveryEngine(t *testing.T) {
 	}
 	var first runtime.Outcome
 	var wazero *jstool.Tool
-	for _, name := range enginetest.JSEngines() {
+	for _, name := range enginetest.JSEnginesCompared() {
 		// Each engine loads the tool itself and runs it twice from its
 		// snapshot.
 		tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "determinism", Version: "1.0.0"}})

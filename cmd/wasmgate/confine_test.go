@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 )
 
 // Issue 23, item 1: code's imports resolve only inside its own tree, on
@@ -143,7 +145,8 @@ func TestRunJSAllowsImportsInsideTheTree(t *testing.T) {
 		"node_modules/dep/package.json": `{"name":"dep","version":"1.0.0","main":"index.js"}`,
 		"node_modules/dep/index.js":     "exports.word = \"dep\";\n",
 	}), "src", "tool.ts")
-	for _, engine := range engineNames() {
+	for _, name := range enginetest.JSEngines() {
+		engine := string(name)
 		t.Run(engine, func(t *testing.T) {
 			r := wasmgate(t, "", "run", "--engine", engine, "--js", tool, "--input", `{}`)
 			require.Equal(t, exitSuccess, r.code, r.stdout+r.stderr)
