@@ -76,11 +76,17 @@ test: engine testdata-js
 test-short: engine testdata-js
 	$(GO) test -short -count=1 $(PKGS)
 
-# The whole suite again in the build with the wasmtime engine, which adds it
-# to every engine-by-engine test and runs the cross-engine suite
+# The suite again in the build with the wasmtime engine, which adds it to
+# every engine-by-engine test and runs the cross-engine suite
 # (pipeline/crossengine_test.go). Without the race detector: see README.
+# Only the packages whose tests the build changes run again: those whose
+# tests reach the runtime package (the others' tests are the same code
+# make test ran).
+WASMTIME_PKGS = $(shell $(GO) list -tags wasmtime -test -f '{{if .ForTest}}{{.ForTest}} {{.ImportPath}} {{join .Deps " "}}{{end}}' $(PKGS) | \
+	awk '{ for (i = 2; i <= NF; i++) if ($$i == "github.com/wasmgate/wasmgate/runtime") { print $$1; break } }' | sort -u)
+
 test-wasmtime: engine testdata-js
-	$(GO) test -tags wasmtime -count=1 -timeout 20m $(PKGS)
+	$(GO) test -tags wasmtime -count=1 -timeout 20m $(WASMTIME_PKGS)
 
 # Formatting, vet and module tidiness; fails on any diff they produce.
 check:

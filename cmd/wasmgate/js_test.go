@@ -197,7 +197,8 @@ func TestReplayJS(t *testing.T) {
 		`{"payload":{"words":["x","yy"]}}`,
 		`{"payload":{"seed":3}}`,
 	)
-	r := wasmgate(t, "", "replay", "--js", jsTool("typed.ts"), "--corpus", corpus, "--runs", "3", "--json")
+	r := wasmgate(t, "", "replay", "--js", jsTool("typed.ts"), "--corpus", corpus, "--runs", "3", "--json",
+		"--engines", strings.Join(comparedEngines(), ","))
 	require.Equal(t, exitSuccess, r.code, r.stderr)
 	rep := parseReplay(t, r)
 	assert.Empty(t, rep.Divergences)
@@ -205,6 +206,7 @@ func TestReplayJS(t *testing.T) {
 	assert.Equal(t, "SUCCESS", rep.Requests[0].Status)
 	assert.Equal(t, "FAILED", rep.Requests[1].Status)
 
-	r = wasmgate(t, "", "replay", "--js", jsTool("profile.js"), "--corpus", corpus, "--runs", "3", "--json")
+	r = wasmgate(t, "", "replay", "--js", jsTool("profile.js"), "--corpus", corpus, "--runs", "3", "--json",
+		"--engines", strings.Join(comparedEngines(), ","))
 	require.Equal(t, exitSuccess, r.code, "Math.random is seeded by the input, Date is fixed: %s", r.stderr)
 }
