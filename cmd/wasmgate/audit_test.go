@@ -388,7 +388,8 @@ func TestToolConfigIsAuditedAsEnvDigest(t *testing.T) {
 
 	js := filepath.Join(protoTools, "pat-check", "pat.js")
 	withEnv := corpusFile(t, `{"action":"`+recs[1].Action+`","payload":{"prId":1},"env":{"azdo.token":"good-token-123"}}`)
-	rr := wasmgate(t, "", "replay", "--js", js, "--corpus", withEnv, "--audit", log, "--runs", "1", "--json")
+	rr := wasmgate(t, "", "replay", "--js", js, "--corpus", withEnv, "--audit", log, "--runs", "1", "--json",
+		"--engines", strings.Join(comparedEngines(), ","))
 	require.Equal(t, exitSuccess, rr.code, rr.stdout+rr.stderr)
 	rep := parseReplay(t, rr)
 	require.NotNil(t, rep.Summary.Audit)
@@ -397,7 +398,8 @@ func TestToolConfigIsAuditedAsEnvDigest(t *testing.T) {
 	assert.Equal(t, want, *rep.Requests[0].EnvDigest)
 
 	without := corpusFile(t, `{"action":"`+recs[1].Action+`","payload":{"prId":1}}`)
-	rr = wasmgate(t, "", "replay", "--js", js, "--corpus", without, "--audit", log, "--runs", "1")
+	rr = wasmgate(t, "", "replay", "--js", js, "--corpus", without, "--audit", log, "--runs", "1",
+		"--engines", strings.Join(comparedEngines(), ","))
 	assert.Equal(t, exitDivergence, rr.code, rr.stdout+rr.stderr)
 	assert.Contains(t, rr.stdout, `env_digest differs: "`+want+`" in audit seq 2; null on `)
 }

@@ -95,7 +95,8 @@ func TestRunPackage(t *testing.T) {
 
 	// The package form replays like any executor.
 	corpus := corpusFile(t, `{"payload":{"s":"a"}}`, `{"payload":{"s":1}}`)
-	r = wasmgate(t, "", "replay", "--package", "@acme/text-tools@2.1.0", "--tool", "shout", "--tools-dir", store, "--corpus", corpus, "--json")
+	r = wasmgate(t, "", "replay", "--package", "@acme/text-tools@2.1.0", "--tool", "shout", "--tools-dir", store, "--corpus", corpus, "--json",
+		"--engines", strings.Join(comparedEngines(), ","))
 	require.Equal(t, exitSuccess, r.code, r.stderr)
 	rep := parseReplay(t, r)
 	require.Len(t, rep.Requests, 2)
