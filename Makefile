@@ -68,8 +68,15 @@ compat: engine testdata-js
 	WASMGATE_COMPAT=full WASMGATE_COMPAT_CLI_TABLE=$(CURDIR)/bin/compat-clis.md $(GO) test -count=1 -timeout 60m -run '^TestNPMCLIsMatchNode$$' ./cmd/wasmgate/ || rc=1; \
 	exit $$rc
 
+# The tests of what guest code computes (testenv.GuestOnly: JS output set
+# against node's, Intl, the corpora) run in a pass of their own without the
+# race detector, which has nothing in them to watch and slows the Go around
+# them five to ten times; the race pass skips them.
+GUEST_TESTS := TestIntlIsBundledOnlyWhenUsed|TestIntlGivesWhatNodeGives|TestIntlIsDeterministicOnEveryEngine|TestDefaultFuelBindsBeforeTheClock|TestCompatibilityCorpus|TestCryptoJWTsMatchNode|TestCryptoMatchesNode|TestCryptoCrossChecksWithNode|TestWebGlobalsMatchNode|TestNodeBuiltinsGiveWhatNodeGives|TestNodeMatchesNode|TestNPMCLIsMatchNode
+
 test: engine testdata-js
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	WASMGATE_GUEST_TESTS='$(GUEST_TESTS)' $(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -count=1 -timeout 20m -run '^($(GUEST_TESTS))$$' ./jstool/ ./cmd/wasmgate/
 
 # The fast loop: without the race detector, the long cases in their -short
 # variants.

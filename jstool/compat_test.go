@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -129,6 +130,7 @@ func compatFastSubset(entries []compatEntry) map[string]bool {
 // instead, where the tools that differ only at the defaults must agree;
 // WASMGATE_COMPAT_TABLE=FILE writes the results as a Markdown table.
 func TestCompatibilityCorpus(t *testing.T) {
+	testenv.GuestOnly(t)
 	if testing.Short() {
 		t.Skip("the compatibility corpus runs npm packages in wasmgate and in node")
 	}

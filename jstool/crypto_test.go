@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -64,6 +65,7 @@ var cryptoDifferences = map[string]string{
 // and requires each case's result (bytes, or the error's class, name, code
 // and message) to be node's.
 func TestCryptoMatchesNode(t *testing.T) {
+	testenv.GuestOnly(t)
 	for _, tool := range []string{"ops.mjs", "errors.mjs", "globalthis.mjs"} {
 		t.Run(tool, func(t *testing.T) {
 			var got, want map[string]json.RawMessage
@@ -97,6 +99,7 @@ func canonical(t *testing.T, raw json.RawMessage) string {
 // key's public half is the one its private half signs for, and the other
 // way round.
 func TestCryptoCrossChecksWithNode(t *testing.T) {
+	testenv.GuestOnly(t)
 	check := func(t *testing.T, made json.RawMessage, verify func(params string) json.RawMessage) {
 		var items struct {
 			Items []json.RawMessage `json:"items"`
@@ -126,6 +129,7 @@ func TestCryptoCrossChecksWithNode(t *testing.T) {
 // the same token, byte for byte, and each side verifies every token the
 // other made (and decrypts its A256GCM JWE) with the same claims.
 func TestCryptoJWTsMatchNode(t *testing.T) {
+	testenv.GuestOnly(t)
 	requireCryptoPackages(t)
 	type signed struct {
 		Tokens     map[string]string `json:"tokens"`

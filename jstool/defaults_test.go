@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -42,6 +43,7 @@ func runAtDefaults(t *testing.T, file, payload string, limits runtime.Limits) pi
 // clock (250 s) is ten times what the default fuel (20 billion) lasts on a
 // loaded machine (docs/BENCHMARKS.md, Issue 24).
 func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
+	testenv.GuestOnly(t)
 	t.Run("ordinary heavy work succeeds", func(t *testing.T) {
 		res := runAtDefaults(t, filepath.Join("testdata", "bench", "work.js"), `{"n":10}`, runtime.Limits{})
 		require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -56,6 +57,7 @@ func runNodeIntl(t *testing.T) []byte {
 }
 
 func TestIntlGivesWhatNodeGives(t *testing.T) {
+	testenv.GuestOnly(t)
 	want := runNodeIntl(t)
 	// The fixture is a sweep of 92 calls in one run (23 billion fuel,
 	// most of it the first DateTimeFormat of each locale), more than one
@@ -91,6 +93,7 @@ func TestIntlGivesWhatNodeGives(t *testing.T) {
 // A tool that neither names Intl nor calls a locale-sensitive method gets
 // none of it: its bundle, snapshot and fuel are what they were.
 func TestIntlIsBundledOnlyWhenUsed(t *testing.T) {
+	testenv.GuestOnly(t)
 	dir := t.TempDir()
 	write := func(name, src string) string {
 		p := filepath.Join(dir, name)
@@ -128,6 +131,7 @@ func TestIntlIsBundledOnlyWhenUsed(t *testing.T) {
 // engine: the data, the clock and the zone are the sandbox's, never the
 // host's.
 func TestIntlIsDeterministicOnEveryEngine(t *testing.T) {
+	testenv.GuestOnly(t)
 	ctx := context.Background()
 	// A few calls, not the whole table: the interpreter engine runs it too.
 	file := filepath.Join(t.TempDir(), "tool.mjs")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -42,6 +43,7 @@ func runNode(t *testing.T, file, params string) []byte {
 }
 
 func TestNodeBuiltinsGiveWhatNodeGives(t *testing.T) {
+	testenv.GuestOnly(t)
 	res := run(t, engine(t, runtime.EngineWazero), nodeTool("builtins.mjs"), "", `{}`, runtime.Limits{Fuel: 4_000_000_000})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	var got, want map[string]json.RawMessage

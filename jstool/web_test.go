@@ -12,6 +12,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -40,6 +41,7 @@ func webPackages(t *testing.T) {
 // util.types.isProxy and its siblings, showdown
 // converting headings (which read RegExp.$1) and undici loading.
 func TestWebGlobalsMatchNode(t *testing.T) {
+	testenv.GuestOnly(t)
 	e := engine(t, runtime.EngineWazero)
 	for _, c := range []struct {
 		file     string

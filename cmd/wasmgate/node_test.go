@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/protocol/toolproto"
 )
 
@@ -81,6 +82,7 @@ var errorLine = regexp.MustCompile(`(?m)^[A-Za-z]*(Error|Rejection): .*$`)
 // stderr and exit status (for an uncaught exception, the same
 // "Name: message" line of stderr).
 func TestNodeMatchesNode(t *testing.T) {
+	testenv.GuestOnly(t)
 	nodeBin, _ := exec.LookPath("node")
 	for _, c := range nodeCLICases {
 		t.Run(c.name, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 )
 
@@ -94,6 +95,7 @@ func npmCLIDefaultLimits() []string {
 // WASMGATE_COMPAT_CLI_TABLE=FILE (with WASMGATE_COMPAT=full) writes the results
 // as a Markdown table.
 func TestNPMCLIsMatchNode(t *testing.T) {
+	testenv.GuestOnly(t)
 	if testing.Short() {
 		t.Skip("the CLI corpus runs npm programs under wasmgate node and node")
 	}

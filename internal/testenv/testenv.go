@@ -10,6 +10,8 @@ package testenv
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -52,4 +54,37 @@ func LoadTest(t testing.TB) {
 	if os.Getenv(LoadTestsEnv) != "1" {
 		t.Skip("a load test: make loadtest runs it (" + LoadTestsEnv + "=1)")
 	}
+}
+
+// GuestTestsEnv names the variable through which `make test` tells the
+// race build which tests are guest-only (GuestOnly): a regular expression
+// matching their top-level names, the one its pass without the race
+// detector runs them with (-run).
+const GuestTestsEnv = "WASMGATE_GUEST_TESTS"
+
+// GuestOnly marks t as a test of what guest code computes (QuickJS's
+// output set against node's, Intl's data, the compatibility corpus): the
+// race detector has nothing in it to watch, since guest code runs as
+// compiled Wasm the detector does not see, while the Go around it
+// (esbuild bundling megabytes of Intl data, the engine) runs five to ten
+// times slower under it. `make test` runs such tests in its pass without
+// the race detector: in its race pass, where $WASMGATE_GUEST_TESTS names
+// them, they skip. A guest-only test that variable does not name fails,
+// so that none is left out of both passes; without the variable (a plain
+// `go test -race`) they run.
+func GuestOnly(t testing.TB) {
+	t.Helper()
+	pattern := os.Getenv(GuestTestsEnv)
+	if !Race || pattern == "" {
+		return
+	}
+	name, _, _ := strings.Cut(t.Name(), "/")
+	re, err := regexp.Compile("^(?:" + pattern + ")$")
+	if err != nil {
+		t.Fatalf("$%s is not a regular expression: %v", GuestTestsEnv, err)
+	}
+	if !re.MatchString(name) {
+		t.Fatalf("%s is guest-only (testenv.GuestOnly) but $%s (the Makefile's GUEST_TESTS) does not name it, so make test would run it in neither pass: add it there", name, GuestTestsEnv)
+	}
+	t.Skip("guest-only: make test runs it in its pass without the race detector")
 }
