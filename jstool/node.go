@@ -95,9 +95,9 @@ const fsConstants = `Object.freeze({F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1, O_RDONLY
 // wasmgate does not provide (ERR_FEATURE_UNAVAILABLE_ON_PLATFORM).
 var deniedModules = map[string]deniedModule{
 	"fs": {values: map[string]string{"constants": fsConstants, "promises": `lazy(() => require("node:fs/promises"))`},
-		overrides: `require("wasmgate:internal/fs_stdin")`},
+		overrides: `require("wasmgate:internal/fs_program")`},
 	"fs/promises": {values: map[string]string{"constants": fsConstants}, promises: true,
-		overrides: `require("wasmgate:internal/fs_stdin").promises`},
+		overrides: `require("wasmgate:internal/fs_program").promises`},
 	"net":                {},
 	"http":               {values: map[string]string{"METHODS": httpMethods, "STATUS_CODES": httpStatusCodes, "maxHeaderSize": "16384"}},
 	"https":              {},

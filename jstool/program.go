@@ -82,9 +82,11 @@ func BundleProgram(file string) (Bundle, error) {
 	}
 	b, err := layout.build(file, abs, tree, nil)
 	// Imports the tree does not have fail a build (or, in a try block, are
-	// left for the runtime, which a build's failure does not show); only a
-	// program that has some pays for more builds, which resolve each of
-	// them once more, until no new one shows.
+	// left for the runtime, which a build's failure does not show), and
+	// built-ins required where the bundler cannot see it are left for the
+	// runtime; only a program that has some pays for more builds, which
+	// resolve each of them once more, or bundle those built-ins for its
+	// require, until no new one shows.
 	var missing []string
 	for {
 		more := false
@@ -93,6 +95,15 @@ func BundleProgram(file string) (Bundle, error) {
 				missing = append(missing, s)
 				more = true
 			}
+		}
+		if err == nil {
+			for _, name := range runtimeBuiltins(b.Source) {
+				if !slices.Contains(layout.builtins, name) {
+					layout.builtins = append(layout.builtins, name)
+					more = true
+				}
+			}
+			slices.Sort(layout.builtins)
 		}
 		if !more {
 			break
@@ -116,10 +127,17 @@ func BundleProgram(file string) (Bundle, error) {
 		}
 		return Bundle{}, err
 	}
+	if b.Source, err = layout.embedFiles(b.Source); err != nil {
+		return Bundle{}, &BundleError{Entry: file, Problems: []string{err.Error()}}
+	}
 	b.Main = layout.main()
 	b.metafile = ""
 	return b, nil
 }
+
+// programEntryFile names the generated module a program's bundle starts
+// from (the stdin of its build).
+const programEntryFile = "wasmgate-program.js"
 
 // build bundles the program, missing naming the specifiers that may not
 // resolve (see programLayout.plugin).
@@ -130,6 +148,11 @@ func (l *programLayout) build(file, abs string, tree confine.Tree, missing []str
 	// instance, an error's name, fn.name), which esbuild renames when two
 	// modules use one name.
 	opts.KeepNames = true
+	// Node evaluates every module a program imports; esbuild would drop a
+	// module imported for its effects alone when its package says
+	// "sideEffects": false (uuid's bin imports its CLI so), and an unused
+	// call marked pure, which node makes all the same. Programs keep both.
+	opts.IgnoreAnnotations = true
 	opts.Plugins = append(slices.Clip(opts.Plugins), l.plugin(missing))
 	// The entry sets the program up (its console, require, paths), imports
 	// the program, and names Buffer, which installs the global before the
@@ -137,7 +160,7 @@ func (l *programLayout) build(file, abs string, tree confine.Tree, missing []str
 	opts.Stdin = &api.StdinOptions{
 		Contents:   "import \"wasmgate-program:setup\";\nimport " + strconv.Quote(abs) + ";\nexport const buffer = Buffer;\n",
 		ResolveDir: filepath.Dir(abs),
-		Sourcefile: "wasmgate-program.js",
+		Sourcefile: programEntryFile,
 		Loader:     api.LoaderJS,
 	}
 	return build(file, opts, confinement{tree: tree, noun: "program"})

@@ -191,8 +191,9 @@ func TestProgramFormats(t *testing.T) {
 }
 
 // TestProgramFileSystemStaysClosed: fs reads the program's stdin (fd 0,
-// /dev/stdin) and refuses every other file as before; a tool, which has no
-// stdin, is refused fd 0 too.
+// /dev/stdin) and the package.json files bundling embedded, and refuses
+// every other file, its own source included, naming the path and what a
+// program may read; fd 1 is refused as before.
 func TestProgramFileSystemStaysClosed(t *testing.T) {
 	dir := writeTree(t, map[string]string{
 		"p.js": `const fs = require("fs");
@@ -203,13 +204,13 @@ try { fs.existsSync("p.js"); } catch (e) { console.log(e.code); }`,
 	})
 	stdout, stderr, code := runProgram(t, filepath.Join(dir, "p.js"), "in")
 	assert.Equal(t, 0, code, stderr)
-	why := " (wasmgate runs code without network, file system or processes)"
-	assert.Equal(t, `"/etc/passwd" ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync()`+why+`
-"p.js" ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync()`+why+`
+	why := " (a program reads only the files of its tree that wasmgate embedded in it when bundling it: the package.json files of its packages, and the files its code names with require.resolve)"
+	assert.Equal(t, `"/etc/passwd" ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync("/etc/passwd")`+why+`
+"p.js" ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync("/app/p.js")`+why+`
 "/dev/stdin" "in"
 0 ""
-"/dev/tty" ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync()`+why+`
-1 ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync()`+why+`
+"/dev/tty" ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync("/dev/tty")`+why+`
+1 ERR_ACCESS_DENIED Access to this API has been restricted: fs.readFileSync() (wasmgate runs code without network, file system or processes)
 ERR_ACCESS_DENIED
 `, stdout)
 }

@@ -43,6 +43,14 @@ type programLayout struct {
 
 	mu    sync.Mutex
 	types map[string]string // directory → "type" of the package.json governing it
+	// What the program finds of its tree at run time (programfiles.go):
+	// the host files the build read as modules, those to embed besides
+	// their package.json files, the created requires by module, and the
+	// built-ins required by a name the bundler did not see.
+	loaded   map[string]bool
+	named    map[string]bool
+	requires map[string]createdRequire
+	builtins []string
 }
 
 func newProgramLayout(abs string, tree confine.Tree) (*programLayout, error) {
@@ -56,7 +64,8 @@ func newProgramLayout(abs string, tree confine.Tree) (*programLayout, error) {
 		// nothing but the entry, which is then ProgramRoot's file.
 		root = filepath.Dir(entry)
 	}
-	return &programLayout{tree: tree, root: root, entry: entry, types: map[string]string{}}, nil
+	return &programLayout{tree: tree, root: root, entry: entry, types: map[string]string{},
+		loaded: map[string]bool{}, named: map[string]bool{}, requires: map[string]createdRequire{}}, nil
 }
 
 // virtual is the path the program sees for the host file p (absolute). A
@@ -139,14 +148,19 @@ func (l *programLayout) packageType(dir string) string {
 const (
 	markDirname  = "__wasmgate_dirname__"
 	markFilename = "__wasmgate_filename__"
+	markMeta     = "__wasmgate_meta__"
 	markMetaURL  = "__wasmgate_meta_url__"
 	markMetaDir  = "__wasmgate_meta_dirname__"
 	markMetaFile = "__wasmgate_meta_filename__"
 )
 
+// moduleMarkers: import.meta itself is marked too, so that the format is
+// told by the code's import.meta and not by the words in a string
+// ("'import.meta' cannot be used outside of module code", in a parser).
 var moduleMarkers = map[string]string{
 	"__dirname":            markDirname,
 	"__filename":           markFilename,
+	"import.meta":          markMeta,
 	"import.meta.url":      markMetaURL,
 	"import.meta.dirname":  markMetaDir,
 	"import.meta.filename": markMetaFile,
@@ -168,7 +182,10 @@ var asksCommonJSType = regexp.MustCompile(`typeof\s*\(?\s*(?:require|module|expo
 // module: import or export statements, import.meta, a top-level await. It
 // reads esbuild's printed output, where top-level statements start their
 // line and nested ones are indented.
-var esmSyntax = regexp.MustCompile(`(?m)^(?:import[\s{*"']|export[\s{*]|await\s|for await\s*\(|(?:const|let|var)\s[^\n]*=\s*await\s)|import\.meta|` + markMetaURL + `|` + markMetaDir + `|` + markMetaFile)
+var esmSyntax = regexp.MustCompile(`(?m)^(?:import[\s{*"']|export[\s{*]|await\s|for await\s*\(|(?:const|let|var)\s[^\n]*=\s*await\s)|` + markMeta + `|` + markMetaURL + `|` + markMetaDir + `|` + markMetaFile)
+
+// namesRequireResolve finds code that may call require.resolve.
+var namesRequireResolve = regexp.MustCompile(`\brequire\s*\.\s*resolve\b`)
 
 // directive is one line of a directive prologue as esbuild prints it.
 var directive = regexp.MustCompile(`^(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*');?$`)
@@ -178,13 +195,16 @@ var directive = regexp.MustCompile(`^(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*');?$`
 // JavaScript, as node runs it; and it gives each module that names them its
 // own __dirname and __filename (CommonJS) or import.meta.url, dirname and
 // filename (ES modules), virtual paths. The entry, when it is CommonJS,
-// also becomes require.main. A file outside the tree is left to the
+// also becomes require.main. A require.resolve of a literal becomes the
+// path node would give, and a require made by module.createRequire finds
+// what it names (programfiles.go). A file outside the tree is left to the
 // confinement, which refuses it.
-func (l *programLayout) load(args api.OnLoadArgs) (api.OnLoadResult, error) {
+func (l *programLayout) load(b api.PluginBuild, args api.OnLoadArgs) (api.OnLoadResult, error) {
 	real, inside := l.tree.Contains(args.Path)
 	if !inside {
 		return api.OnLoadResult{}, nil
 	}
+	l.noteLoaded(real)
 	ext := filepath.Ext(args.Path)
 	loader, known := bundleExtensions[ext]
 	switch {
@@ -216,7 +236,9 @@ func (l *programLayout) load(args api.OnLoadArgs) (api.OnLoadResult, error) {
 		}
 	}
 	asksType := asksCommonJSType.MatchString(src)
-	if l.plain || (!names && !asksType && !isEntry) {
+	resolves := namesRequireResolve.MatchString(src)
+	creates := strings.Contains(src, "reateRequire")
+	if l.plain || (!names && !asksType && !isEntry && !resolves && !creates) {
 		if known {
 			return api.OnLoadResult{}, nil
 		}
@@ -266,6 +288,18 @@ func (l *programLayout) load(args api.OnLoadArgs) (api.OnLoadResult, error) {
 		}
 		code = strings.ReplaceAll(code, marker, name)
 	}
+	// A created require is read before require.resolve calls become
+	// paths: its own resolve() names what it bundles by specifier.
+	if creates {
+		if code, err = l.createRequires(b, real, code, esm); err != nil {
+			return api.OnLoadResult{}, err
+		}
+	}
+	if resolves {
+		if code, err = l.resolveCalls(b, real, code); err != nil {
+			return api.OnLoadResult{}, err
+		}
+	}
 	if isEntry && !esm {
 		code = enterMain(code)
 	}
@@ -296,18 +330,7 @@ func (l *programLayout) isESM(real, code string) bool {
 // after the hashbang and the directive prologue ("use strict" must stay
 // first to keep its meaning), before any code of the module.
 func enterMain(code string) string {
-	lines := strings.SplitAfter(code, "\n")
-	i := 0
-	for i < len(lines) {
-		line := strings.TrimSpace(lines[i])
-		if (i == 0 && strings.HasPrefix(line, "#!")) || line == "" || directive.MatchString(line) || strings.HasPrefix(line, "//") {
-			i++
-			continue
-		}
-		break
-	}
-	call := "require(\"wasmgate:internal/program\").enter(module);\n"
-	return strings.Join(lines[:i], "") + call + strings.Join(lines[i:], "")
+	return prependStatement(code, "require(\"wasmgate:internal/program\").enter(module);\n")
 }
 
 // jsString is s as a JavaScript string literal.
@@ -345,6 +368,16 @@ func (l *programLayout) plugin(missing []string) api.Plugin {
 		Setup: func(b api.PluginBuild) {
 			b.OnResolve(api.OnResolveOptions{Filter: `^wasmgate-program:setup$`}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
 				return api.OnResolveResult{Path: "setup", Namespace: programNamespace}, nil
+			})
+			b.OnResolve(api.OnResolveOptions{Filter: "^" + requiresNamespace + ":"}, func(args api.OnResolveArgs) (api.OnResolveResult, error) {
+				return api.OnResolveResult{Path: strings.TrimPrefix(args.Path, requiresNamespace+":"), Namespace: requiresNamespace}, nil
+			})
+			b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: requiresNamespace}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
+				src, dir, err := l.requiresSource(args.Path)
+				if err != nil {
+					return api.OnLoadResult{}, err
+				}
+				return api.OnLoadResult{Contents: &src, Loader: api.LoaderJS, ResolveDir: dir}, nil
 			})
 			if len(missing) > 0 {
 				quoted := make([]string, len(missing))
@@ -384,10 +417,13 @@ func (l *programLayout) plugin(missing []string) api.Plugin {
 				if err != nil {
 					return api.OnLoadResult{}, err
 				}
-				src := "require(\"wasmgate:internal/program\").setup(" + string(setup) + ");\n"
+				// The files are put in once the build is done (embedFiles).
+				src := "require(\"wasmgate:internal/program\").setup(" + string(setup) + ", " + builtinsSource(l.builtins) + ", " + programFilesMarker + ");\n"
 				return api.OnLoadResult{Contents: &src, Loader: api.LoaderJS, ResolveDir: l.root}, nil
 			})
-			b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, l.load)
+			b.OnLoad(api.OnLoadOptions{Filter: ".*", Namespace: "file"}, func(args api.OnLoadArgs) (api.OnLoadResult, error) {
+				return l.load(b, args)
+			})
 		},
 	}
 }

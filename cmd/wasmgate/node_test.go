@@ -70,6 +70,32 @@ var nodeCLICases = []struct {
 	{name: "optional requires of missing modules", file: "optional_require.js", dir: "."},
 	{name: "a require of a missing module that runs", file: "optional_require.js", args: []string{"--load"}, code: 1, uncaught: true, dir: "."},
 	{name: "console.log and util.inspect of tricky values", file: "inspect.js"},
+	{name: "process.argv spliced, shifted and pushed", file: "argv_splice.js", args: []string{"a", "b", "c"}},
+	{name: "a bin importing its CLI in a sideEffects:false package", file: "sidefx/bin/sidefx.js", args: []string{"x", "y"}, dir: "sidefx"},
+	{name: "a program reads its own package.json", file: "ownpkg/bin/ownpkg.js", dir: "ownpkg"},
+	{name: "util.parseArgs: options, positionals, tokens, errors", file: "parse_args.mjs"},
+	{name: "createRequire of a JSON file", file: "jsonreq/main.js", dir: "jsonreq"},
+	{name: "a UMD build and a built-in the bundler cannot see", file: "umd/main.js"},
+}
+
+// TestNodeReadsOnlyItsEmbeddedFiles: a program reads the files of its tree
+// that bundling embedded (its package.json files); another file of its
+// tree, which node would read, is refused as node's permission model
+// refuses a path it was not granted: ERR_ACCESS_DENIED, FileSystemRead,
+// the path as the resource, and a message saying what a program may read.
+func TestNodeReadsOnlyItsEmbeddedFiles(t *testing.T) {
+	got := wasmgate(t, "", "node", nodeCLI("ownpkg/bin/ownpkg.js"), "--other")
+	assert.Equal(t, 2, got.code, "stderr: %s", got.stderr)
+	assert.Equal(t, "ownpkg v3.4.5\nexists: true file: true dir: true\nbytes: true\n"+
+		"callback: null reads its own package.json, as CLIs do for --version\npromise: 3.4.5\n"+
+		"ERR_ACCESS_DENIED FileSystemRead true\n", got.stdout)
+
+	prog := writeFile(t, "secret.js", `try { require("fs").readFileSync("/etc/hostname") } catch (e) { console.log(e.message) }`)
+	got = wasmgate(t, "", "node", prog)
+	assert.Equal(t, 0, got.code, "stderr: %s", got.stderr)
+	assert.Equal(t, "Access to this API has been restricted: fs.readFileSync(\"/etc/hostname\") (a program reads only "+
+		"the files of its tree that wasmgate embedded in it when bundling it: the package.json files of its packages, "+
+		"and the files its code names with require.resolve)\n", got.stdout)
 }
 
 // errorLine is the first "Name: message" line of an uncaught exception's

@@ -46,6 +46,9 @@ var libs = map[string]struct {
 	"stream":           {"readable-stream/lib/stream.js", "readable-stream", nil},
 	"zlib":             {"browserify-zlib/lib/index.js", "browserify-zlib", nil},
 	"abort-controller": {"abort-controller/dist/abort-controller.js", "abort-controller", nil},
+	// util.parseArgs: Node's own implementation, published by its authors
+	// as a library (node:util wraps its errors in Node's shapes).
+	"parseargs": {"@pkgjs/parseargs/index.js", "@pkgjs/parseargs", nil},
 }
 
 // builtins are the names a library may require that are Node's: they stay

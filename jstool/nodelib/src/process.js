@@ -245,7 +245,6 @@ const stdio = io === null ? (fd) => bridge.stdio(fd) : programStream;
 
 Object.defineProperties(process, {
   env: { get: () => bridge.env(), set() {}, enumerable: true, configurable: true },
-  argv: { get: () => bridge.argv(), set() {}, enumerable: true, configurable: true },
   exitCode: {
     get: () => bridge.exitCode(),
     set(v) { bridge.setExitCode(v); },
@@ -256,6 +255,11 @@ Object.defineProperties(process, {
   stdin: { get: () => stdio(0), enumerable: true, configurable: true },
 });
 Object.assign(process, {
+  // An ordinary array, as node's: CLIs splice or shift their arguments off
+  // it (argv.splice(2)). A program's is read once, when this module runs,
+  // after the host gave it; a tool's is fixed, and each of its calls starts
+  // from the snapshot, so nothing a call does to it reaches the next.
+  argv: Array.from(bridge.argv()),
   title: "node",
   version: "v" + versions.node,
   versions,

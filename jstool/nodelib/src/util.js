@@ -3,7 +3,48 @@
 // node-inspect-extracted (Node's own code, so output matches Node's).
 const lib = require("wasmgate:lib/util");
 const insp = require("wasmgate:lib/inspect");
-const { invalidArgType } = require("wasmgate:internal/errors");
+const { invalidArgType, unavailable, describe } = require("wasmgate:internal/errors");
+
+// parseArgs is @pkgjs/parseargs, the code Node's util.parseArgs came from,
+// with its errors in node 20's shapes: TypeErrors whose messages are
+// node's (the library's argument checks word theirs differently).
+// allowNegative came to node 20 after the library's last release: false is
+// accepted, true refused by name, never silently ignored.
+function parseArgs(config) {
+  const own = (o, k) => (o !== null && typeof o === "object" && Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined);
+  const negative = own(config, "allowNegative");
+  if (negative !== undefined && typeof negative !== "boolean") throw invalidArgType("allowNegative", "of type boolean", negative);
+  if (negative) throw unavailable("util.parseArgs's allowNegative option");
+  try {
+    return require("wasmgate:lib/parseargs").parseArgs(config);
+  } catch (e) {
+    throw nodeParseArgsError(e, config, own);
+  }
+}
+
+// parseArgsTypes are node's words for the types the library names.
+const parseArgsTypes = { Object: "of type object", Array: "an instance of Array", String: "of type string", Boolean: "of type boolean" };
+
+// nodeParseArgsError is the library's error e as node throws it: the
+// offending value is found again in config by the name the library gives.
+function nodeParseArgsError(e, config, own) {
+  if (e === null || typeof e !== "object" || typeof e.code !== "string") return e;
+  let message = e.message;
+  if (e.code === "ERR_INVALID_ARG_TYPE") {
+    const m = /^(\S+) must be (.*) got [\s\S]*$/.exec(message);
+    if (m === null) return e;
+    const value = m[1].split(".").reduce((o, k) => own(o, k), config);
+    const noun = m[1].includes(".") ? "property" : "argument";
+    message = "The \"" + m[1] + "\" " + noun + " must be " + (parseArgsTypes[m[2]] || m[2]) + ". Received " + describe(value);
+  } else if (e.code === "ERR_INVALID_ARG_VALUE") {
+    message = message.replace(/^The property (\S+) /, "The property '$1' ");
+  } else if (!e.code.startsWith("ERR_PARSE_ARGS_")) {
+    return e;
+  }
+  const err = new TypeError(message);
+  err.code = e.code;
+  return err;
+}
 
 function toUSVString(s) { return String(s).toWellFormed(); }
 function stripVTControlCharacters(s) { return insp.stripVTControlCharacters(s); }
@@ -29,6 +70,7 @@ module.exports = Object.assign({}, lib, {
   styleText,
   getSystemErrorName,
   isDeepStrictEqual,
+  parseArgs,
   TextEncoder: globalThis.TextEncoder,
   TextDecoder: globalThis.TextDecoder,
   types: Object.freeze(Object.assign({}, lib.types, {

@@ -4,13 +4,16 @@
 // - its paths: process.cwd() and the main module's are virtual (the
 //   program's tree at ProgramRoot, see jstool/programlayout.go);
 // - require: esbuild's bundles call a global require for what they could
-//   not bundle (a require() of a module the tree does not have, or of a
-//   computed name) and read require.main from it; node has no such global,
-//   but a program's own code never sees it (esbuild renames its require);
+//   not bundle (a require() of a module the tree does not have, of a
+//   computed name, of a built-in through another name, require.resolve)
+//   and read require.main from it; node has no such global, but a
+//   program's own code never sees it (esbuild renames its require);
+// - its tree: the files and modules it finds at run time (program_tree);
 // - the console, formatted by util.format and util.inspect as node's is;
 // - Error stacks shaped as V8 shapes them ("Name: message" and the frames),
 //   which util.inspect and many libraries read.
 const process = require("node:process");
+const tree = require("wasmgate:internal/program_tree");
 // util.inspect is parsed when first needed: a program that logs only
 // strings and numbers does not pay for it.
 const lazyInspect = require("wasmgate:lazy/inspect");
@@ -38,41 +41,39 @@ function plain(args) {
 
 let mainModule;
 
-// cannotFind is node's error for a module that is not there. id is what
-// the bundle passes: for a module the tree does not have, the specifier, a
-// NUL and the importer's path (see programlayout.go); for a computed name,
-// just that name.
-function cannotFind(id) {
+// missing is, for what the bundle passes for a module the tree does not
+// have (the specifier, a NUL and the importer's path, see
+// programlayout.go), node's error; null for any other id.
+function missing(id) {
   const s = String(id);
   const nul = s.indexOf("\u0000");
-  let err;
-  if (nul >= 0) {
-    const specifier = s.slice(0, nul), importer = s.slice(nul + 1);
-    err = new Error("Cannot find module '" + specifier + "'\nRequire stack:\n- " + importer);
-    err.code = "MODULE_NOT_FOUND";
-    err.requireStack = [importer];
-  } else {
-    // A require() of a name computed at run time: nothing was bundled for
-    // it. The code is node's for a module not found, which code that loads
-    // something optionally checks for.
-    err = new Error("Dynamic require of \"" + s + "\" is not supported");
-    err.code = "MODULE_NOT_FOUND";
-  }
-  return err;
+  return nul < 0 ? null : tree.cannotFind(s.slice(0, nul), s.slice(nul + 1));
 }
 
 function installRequire(main) {
   // The error's frames start at the require() call, as node's own
   // resolution frames are not the program's.
   function require(id) {
-    const e = cannotFind(id);
-    Error.captureStackTrace(e, require);
-    throw e;
+    let load;
+    try {
+      const e = missing(id);
+      if (e !== null) throw e;
+      load = tree.locate(null, id);
+    } catch (e) {
+      Error.captureStackTrace(e, require);
+      throw e;
+    }
+    return load();
   }
   require.resolve = function resolve(id) {
-    const e = cannotFind(id);
-    Error.captureStackTrace(e, resolve);
-    throw e;
+    try {
+      const e = missing(id);
+      if (e !== null) throw e;
+      return tree.resolveFrom(null, id);
+    } catch (e) {
+      Error.captureStackTrace(e, resolve);
+      throw e;
+    }
   };
   require.resolve.paths = () => null;
   require.cache = Object.create(null);
@@ -353,10 +354,12 @@ function installConsole() {
   c.Console = Console;
 }
 
-// setup runs once, before the program: layout is {cwd, main, esm} (see
-// programlayout.go's setup module).
-function setup(layout) {
+// setup runs once, before the program: layout is {cwd, main, esm},
+// builtins the built-ins its require may give by name, files those
+// embedded (see programlayout.go's setup module).
+function setup(layout, builtins, files) {
   process.cwd = function cwd() { return layout.cwd; };
+  tree.init({ cwd: layout.cwd, builtins, files });
   // A CommonJS program has a require.main from its start; an ES module
   // program none, as in node.
   installRequire(layout.esm ? null : layout.main);

@@ -1,0 +1,4 @@
+export function pure(what) {
+  console.log(what);
+  return what;
+}
