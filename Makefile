@@ -72,7 +72,7 @@ compat: engine testdata-js
 # against node's, Intl, the corpora) run in a pass of their own without the
 # race detector, which has nothing in them to watch and slows the Go around
 # them five to ten times; the race pass skips them.
-GUEST_TESTS := TestIntlIsBundledOnlyWhenUsed|TestIntlGivesWhatNodeGives|TestIntlIsDeterministicOnEveryEngine|TestDefaultFuelBindsBeforeTheClock|TestCompatibilityCorpus|TestCryptoJWTsMatchNode|TestCryptoMatchesNode|TestCryptoCrossChecksWithNode|TestWebGlobalsMatchNode|TestNodeBuiltinsGiveWhatNodeGives|TestNodeMatchesNode|TestNPMCLIsMatchNode
+GUEST_TESTS := TestIntlIsBundledOnlyWhenUsed|TestIntlGivesWhatNodeGives|TestIntlIsDeterministicOnEveryEngine|TestDefaultFuelBindsBeforeTheClock|TestCompatibilityCorpus|TestCryptoJWTsMatchNode|TestCryptoMatchesNode|TestCryptoCrossChecksWithNode|TestWebGlobalsMatchNode|TestNodeBuiltinsGiveWhatNodeGives|TestNodeMatchesNode|TestNPMCLIsMatchNode|TestHostWorkIsChargedToFuel
 
 test: engine testdata-js
 	WASMGATE_GUEST_TESTS='$(GUEST_TESTS)' $(GO) test -race -count=1 -timeout 20m $(PKGS)

@@ -7,13 +7,16 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/hkdf"
-	"crypto/pbkdf2"
+	"crypto/hmac"
 	"crypto/rsa"
+	"crypto/subtle"
 	"encoding/asn1"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -78,7 +81,7 @@ type cryptoOp struct {
 //	crypto.aeadTag MODE KEY IV AAD PLAINTEXT   → the 16-byte tag
 //	crypto.keyWrap DIR KEY IV DATA             → RFC 3394
 var cryptoOps = map[string]cryptoOp{
-	"crypto.keyParse": {4, true, func(_ context.Context, a []string) ([]byte, error) {
+	"crypto.keyParse": {4, true, func(ctx context.Context, a []string) ([]byte, error) {
 		data, err := latin1Bytes(a[3])
 		if err != nil {
 			return nil, err
@@ -87,10 +90,13 @@ var cryptoOps = map[string]cryptoOp{
 		if err != nil {
 			return nil, err
 		}
+		if err := spendKey(ctx, k, costOfKey(k).record); err != nil {
+			return nil, err
+		}
 		return k.recordJSON()
 	}},
-	"crypto.keyExport": {4, false, func(_ context.Context, a []string) ([]byte, error) {
-		k, err := keyArg(a[0], a[1])
+	"crypto.keyExport": {4, false, func(ctx context.Context, a []string) ([]byte, error) {
+		k, err := keyArg(ctx, a[0], a[1], func(c keyCost) uint64 { return c.record })
 		if err != nil {
 			return nil, err
 		}
@@ -99,6 +105,9 @@ var cryptoOps = map[string]cryptoOp{
 	"crypto.keyGenerate": {2, true, func(ctx context.Context, a []string) ([]byte, error) {
 		k, err := generateKeyPair(ctx, a[0], []byte(a[1]))
 		if err != nil {
+			return nil, err
+		}
+		if err := spend(ctx, costOfKey(k).record); err != nil {
 			return nil, err
 		}
 		priv, err := k.record()
@@ -111,7 +120,7 @@ var cryptoOps = map[string]cryptoOp{
 		}
 		return json.Marshal(map[string]keyRecord{"private": priv, "public": pub})
 	}},
-	"crypto.keyRawPublic": {3, true, func(_ context.Context, a []string) ([]byte, error) {
+	"crypto.keyRawPublic": {3, true, func(ctx context.Context, a []string) ([]byte, error) {
 		raw, err := latin1Bytes(a[2])
 		if err != nil {
 			return nil, err
@@ -120,9 +129,12 @@ var cryptoOps = map[string]cryptoOp{
 		if err != nil {
 			return nil, err
 		}
+		if err := spendKey(ctx, k, costOfKey(k).record); err != nil {
+			return nil, err
+		}
 		return k.recordJSON()
 	}},
-	"crypto.keyRawPrivate": {3, true, func(_ context.Context, a []string) ([]byte, error) {
+	"crypto.keyRawPrivate": {3, true, func(ctx context.Context, a []string) ([]byte, error) {
 		raw, err := latin1Bytes(a[2])
 		if err != nil {
 			return nil, err
@@ -131,37 +143,42 @@ var cryptoOps = map[string]cryptoOp{
 		if err != nil {
 			return nil, err
 		}
+		if err := spendKey(ctx, k, costOfKey(k).record); err != nil {
+			return nil, err
+		}
 		return k.recordJSON()
 	}},
-	"crypto.keyToRaw": {3, false, func(_ context.Context, a []string) ([]byte, error) {
-		k, err := keyArg(a[0], a[1])
+	"crypto.keyToRaw": {3, false, func(ctx context.Context, a []string) ([]byte, error) {
+		k, err := keyArg(ctx, a[0], a[1], nil)
 		if err != nil {
 			return nil, err
 		}
 		return k.rawPublic(a[2] == "1")
 	}},
 	"crypto.sign": {6, false, func(ctx context.Context, a []string) ([]byte, error) {
-		k, err := keyArg("private", a[0])
-		if err != nil {
-			return nil, err
-		}
 		data, err := latin1Bytes(a[5])
 		if err != nil {
 			return nil, err
 		}
-		return sign(ctx, k, signOptions{hash: a[1], padding: a[2], salt: a[3], dsaEncoding: a[4]}, data)
-	}},
-	"crypto.verify": {8, false, func(_ context.Context, a []string) ([]byte, error) {
-		k, err := keyArg(a[0], a[1])
+		o := signOptions{hash: a[1], padding: a[2], salt: a[3], dsaEncoding: a[4]}
+		k, err := keyArg(ctx, "private", a[0], func(c keyCost) uint64 { return c.sign + o.messageCost(c, len(data)) })
 		if err != nil {
 			return nil, err
 		}
+		return sign(ctx, k, o, data)
+	}},
+	"crypto.verify": {8, false, func(ctx context.Context, a []string) ([]byte, error) {
 		data, err1 := latin1Bytes(a[6])
 		sig, err2 := latin1Bytes(a[7])
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, err
 		}
-		ok, err := verify(k, signOptions{hash: a[2], padding: a[3], salt: a[4], dsaEncoding: a[5]}, data, sig)
+		o := signOptions{hash: a[2], padding: a[3], salt: a[4], dsaEncoding: a[5]}
+		k, err := keyArg(ctx, a[0], a[1], func(c keyCost) uint64 { return c.verify + o.messageCost(c, len(data)) })
+		if err != nil {
+			return nil, err
+		}
+		ok, err := verify(k, o, data, sig)
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +188,14 @@ var cryptoOps = map[string]cryptoOp{
 		return []byte("0"), nil
 	}},
 	"crypto.rsa": {7, false, func(ctx context.Context, a []string) ([]byte, error) {
-		k, err := keyArg(a[1], a[2])
+		// Encrypting with the public key and decrypting with it cost what
+		// verifying does, the private key's operations what signing does.
+		k, err := keyArg(ctx, a[1], a[2], func(c keyCost) uint64 {
+			if strings.HasPrefix(a[0], "public") {
+				return c.verify
+			}
+			return c.sign
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -182,18 +206,18 @@ var cryptoOps = map[string]cryptoOp{
 		}
 		return rsaCrypt(ctx, a[0], k, a[3], a[4], label, data)
 	}},
-	"crypto.derive": {3, false, func(_ context.Context, a []string) ([]byte, error) {
-		priv, err := keyArg("private", a[0])
+	"crypto.derive": {3, false, func(ctx context.Context, a []string) ([]byte, error) {
+		priv, err := keyArg(ctx, "private", a[0], func(c keyCost) uint64 { return c.derive })
 		if err != nil {
 			return nil, err
 		}
-		pub, err := keyArg(a[1], a[2])
+		pub, err := keyArg(ctx, a[1], a[2], nil)
 		if err != nil {
 			return nil, err
 		}
 		return derive(priv, pub)
 	}},
-	"crypto.pbkdf2": {5, false, func(_ context.Context, a []string) ([]byte, error) {
+	"crypto.pbkdf2": {5, false, func(ctx context.Context, a []string) ([]byte, error) {
 		h, err := hashFunc(a[0])
 		if err != nil {
 			return nil, err
@@ -205,18 +229,19 @@ var cryptoOps = map[string]cryptoOp{
 		if err := errors.Join(err1, err2, err3, err4); err != nil {
 			return nil, err
 		}
-		blocks := (keyLen + h().Size() - 1) / h().Size()
-		if iter < 1 || keyLen < 0 || uint64(iter)*uint64(blocks) > maxPBKDF2Work {
+		if iter < 1 || iter > math.MaxInt32 || keyLen < 0 || keyLen > math.MaxInt32 {
+			return nil, fmt.Errorf("pbkdf2: %d iterations of a %d-byte key: Node takes 1 to 2^31-1 iterations and 0 to 2^31-1 bytes", iter, keyLen)
+		}
+		if keyLen > maxDerivedKey {
 			return nil, &cryptoError{"ERR_FEATURE_UNAVAILABLE_ON_PLATFORM", fmt.Sprintf(
-				"wasmgate computes at most %d PBKDF2 iterations a call (iterations times output blocks of the hash): %d iterations of %d blocks asked",
-				maxPBKDF2Work, iter, blocks)}
+				"wasmgate derives keys of at most %d MiB a call (the most a host call hands back): keylen is %d", maxDerivedKey>>20, keyLen)}
 		}
 		if keyLen == 0 {
 			return nil, nil
 		}
-		return pbkdf2.Key(h, string(password), salt, iter, keyLen)
+		return pbkdf2Key(ctx, a[0], h, password, salt, iter, keyLen)
 	}},
-	"crypto.hkdf": {5, false, func(_ context.Context, a []string) ([]byte, error) {
+	"crypto.hkdf": {5, false, func(ctx context.Context, a []string) ([]byte, error) {
 		h, err := hashFunc(a[0])
 		if err != nil {
 			return nil, err
@@ -234,9 +259,16 @@ var cryptoOps = map[string]cryptoOp{
 		if keyLen == 0 {
 			return nil, nil
 		}
+		// An extraction, then an HMAC (reset, not made anew) for each
+		// block of the key.
+		c, blocks := costOfHash(a[0]), (keyLen+h().Size()-1)/h().Size()
+		cost := c.hmac + c.digest(len(ikm)+len(salt)) + uint64(blocks)*(c.iteration+perKiB(c.kib, len(info)))
+		if err := spend(ctx, cost); err != nil {
+			return nil, err
+		}
 		return hkdf.Key(h, ikm, salt, string(info), keyLen)
 	}},
-	"crypto.scrypt": {7, false, func(_ context.Context, a []string) ([]byte, error) {
+	"crypto.scrypt": {7, false, func(ctx context.Context, a []string) ([]byte, error) {
 		password, err1 := latin1Bytes(a[0])
 		salt, err2 := latin1Bytes(a[1])
 		var n [5]uint64
@@ -260,18 +292,31 @@ var cryptoOps = map[string]cryptoOp{
 				"wasmgate computes scrypt with at most %d MiB of memory (128·N·r) and %d MiB of work (128·N·r·p) a call: N=%d r=%d p=%d asked",
 				maxScryptMemory>>20, maxScryptWork>>20, N, r, p)}
 		}
+		if keyLen > maxDerivedKey {
+			return nil, &cryptoError{"ERR_FEATURE_UNAVAILABLE_ON_PLATFORM", fmt.Sprintf(
+				"wasmgate derives keys of at most %d MiB a call (the most a host call hands back): keylen is %d", maxDerivedKey>>20, keyLen)}
+		}
+		// scrypt cannot be stopped midway: it is paid for before it runs,
+		// and its work is bounded (above) so that it ends soon after a
+		// deadline.
+		if err := spend(ctx, perKiB(scryptWorkPerKiB, int(128*N*r*p))+perKiB(scryptKeyPerKiB, int(keyLen))); err != nil {
+			return nil, err
+		}
 		return scrypt.Key(password, salt, int(N), int(r), int(p), int(keyLen))
 	}},
-	"crypto.blocks": {6, false, func(_ context.Context, a []string) ([]byte, error) {
+	"crypto.blocks": {6, false, func(ctx context.Context, a []string) ([]byte, error) {
 		key, err1 := latin1Bytes(a[3])
 		iv, err2 := latin1Bytes(a[4])
 		data, err3 := latin1Bytes(a[5])
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return nil, err
 		}
+		if err := spend(ctx, costOfCipher(a[0]+"-"+a[1], len(data))); err != nil {
+			return nil, err
+		}
 		return cryptBlocks(a[0], a[1], a[2] == "encrypt", key, iv, data)
 	}},
-	"crypto.stream": {7, false, func(_ context.Context, a []string) ([]byte, error) {
+	"crypto.stream": {7, false, func(ctx context.Context, a []string) ([]byte, error) {
 		key, err1 := latin1Bytes(a[2])
 		iv, err2 := latin1Bytes(a[3])
 		state, err3 := latin1Bytes(a[4])
@@ -283,9 +328,12 @@ var cryptoOps = map[string]cryptoOp{
 		if bits < 1 || bits > 128 {
 			return nil, fmt.Errorf("stream: a counter of %d bits", bits)
 		}
+		if err := spend(ctx, costOfCipher(a[0], len(data))); err != nil {
+			return nil, err
+		}
 		return streamCrypt(a[0], a[1] == "encrypt", key, iv, string(state), data, bits)
 	}},
-	"crypto.aeadTag": {5, false, func(_ context.Context, a []string) ([]byte, error) {
+	"crypto.aeadTag": {5, false, func(ctx context.Context, a []string) ([]byte, error) {
 		key, err1 := latin1Bytes(a[1])
 		iv, err2 := latin1Bytes(a[2])
 		aad, err3 := latin1Bytes(a[3])
@@ -293,28 +341,35 @@ var cryptoOps = map[string]cryptoOp{
 		if err := errors.Join(err1, err2, err3, err4); err != nil {
 			return nil, err
 		}
+		if err := spend(ctx, costOfCipher("tag-"+a[0], len(aad)+len(plaintext))); err != nil {
+			return nil, err
+		}
 		return aeadTag(a[0], key, iv, aad, plaintext)
 	}},
-	"crypto.keyWrap": {4, false, func(_ context.Context, a []string) ([]byte, error) {
+	"crypto.keyWrap": {4, false, func(ctx context.Context, a []string) ([]byte, error) {
 		key, err1 := latin1Bytes(a[1])
 		iv, err2 := latin1Bytes(a[2])
 		data, err3 := latin1Bytes(a[3])
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return nil, err
 		}
+		if err := spend(ctx, costOfCipher("keywrap", len(data))); err != nil {
+			return nil, err
+		}
 		return keyWrap(a[0] == "encrypt", key, iv, data)
 	}},
 }
 
-// Bounds on the host work of one call whose cost its arguments choose,
-// not its input's size (see RATIONALE: host crypto is not metered by
-// fuel): each is far above what real code asks (OWASP's 2023 advice is
-// 600,000 PBKDF2-SHA256 iterations, about 0.3 s here; scrypt's usual
-// N=16384, r=8 takes 16 MiB).
+// Bounds on one call's host work that fuel does not bound. scrypt's
+// memory is the host's, outside the guest's memory_pages, and scrypt
+// cannot be stopped midway, so its work is bounded too (256 MiB takes
+// about a second): each bound is far above what real code asks (scrypt's
+// usual N=16384, r=8 takes 16 MiB). A derived key is bounded by what one
+// host call hands back (maxState).
 const (
-	maxPBKDF2Work   = 4_000_000
 	maxScryptMemory = 64 << 20
 	maxScryptWork   = 256 << 20
+	maxDerivedKey   = maxState
 )
 
 // runCryptoOp runs the crypto operation op, if there is one of that name.
@@ -336,20 +391,41 @@ func runCryptoOp(ctx context.Context, op string, args []string) (string, bool, e
 	return latin1String(out), true, nil
 }
 
-// keyArg parses a key record's DER: typ "private" is PKCS #8, "public"
-// SPKI.
-func keyArg(typ, der string) (*asymKey, error) {
+// keyArg parses a key record's DER (typ "private" is PKCS #8, "public"
+// SPKI) and charges reading it, and what work (nil: none) says the
+// operation about to use it costs.
+func keyArg(ctx context.Context, typ, der string, work func(keyCost) uint64) (*asymKey, error) {
 	b, err := latin1Bytes(der)
 	if err != nil {
 		return nil, err
 	}
+	var k *asymKey
 	switch typ {
 	case "private":
-		return parsePKCS8(b)
+		k, err = parsePKCS8(b)
 	case "public":
-		return parseSPKI(b)
+		k, err = parseSPKI(b)
+	default:
+		return nil, fmt.Errorf("unknown key type %q", typ)
 	}
-	return nil, fmt.Errorf("unknown key type %q", typ)
+	if err != nil {
+		return nil, err
+	}
+	var ns uint64
+	if work != nil {
+		ns = work(costOfKey(k))
+	}
+	return k, spendKey(ctx, k, ns)
+}
+
+// spendKey charges reading k (a private key costs more: it is checked)
+// and ns more.
+func spendKey(ctx context.Context, k *asymKey, ns uint64) error {
+	c := costOfKey(k)
+	if k.priv != nil {
+		return spend(ctx, c.parsePrivate+ns)
+	}
+	return spend(ctx, c.parsePublic+ns)
 }
 
 func (k *asymKey) recordJSON() ([]byte, error) {
@@ -427,6 +503,20 @@ func (o signOptions) pssSalt(k *asymKey) (int, error) {
 		return 0, &cryptoError{"ERR_OSSL_RSA_INVALID_SALT_LENGTH", "error:1C80006A:Provider routines::invalid salt length"}
 	}
 	return n, nil
+}
+
+// messageCost is what hashing n bytes of a message to sign or verify
+// with a key of cost c costs: the digest's, or, for a key that hashes the
+// message itself (Ed25519), its own.
+func (o signOptions) messageCost(c keyCost, n int) uint64 {
+	if c.kib != 0 {
+		return perKiB(c.kib, n)
+	}
+	name := o.hash
+	if name == "" {
+		name = "sha256"
+	}
+	return costOfHash(name).digest(n)
 }
 
 func (o signOptions) usePSS(k *asymKey) bool { return o.padding == "pss" || k.kty == "rsa-pss" }
@@ -656,4 +746,52 @@ func derive(priv, pub *asymKey) ([]byte, error) {
 		return nil, &cryptoError{"ERR_CRYPTO_OPERATION_FAILED", "Failed to derive the shared secret: " + err.Error()}
 	}
 	return secret, nil
+}
+
+// pbkdf2Chunk is how many PBKDF2 iterations are paid for at a time: about
+// a millisecond of the slowest hash's.
+const pbkdf2Chunk = 1024
+
+// pbkdf2Key is PBKDF2 (RFC 8018, section 5.2) with HMAC over h, the hash
+// Node names alg: each block of the key is the XOR of iter chained HMACs
+// of the salt and the block's number. The iterations are paid for as they
+// run, a chunk at a time, and the derivation stops when the budget or the
+// execution's time is spent: their number is the caller's choice, up to
+// 2^31-1 a block.
+func pbkdf2Key(ctx context.Context, alg string, h func() hash.Hash, password, salt []byte, iter, keyLen int) ([]byte, error) {
+	iteration := costOfHash(alg).iteration
+	prf := hmac.New(h, password)
+	size := prf.Size()
+	key := make([]byte, 0, min(keyLen+size, 1<<20))
+	u := make([]byte, 0, size)
+	t := make([]byte, size)
+	var counter [4]byte
+	for block := uint32(1); len(key) < keyLen; block++ {
+		binary.BigEndian.PutUint32(counter[:], block)
+		for done := 0; done < iter; {
+			n := min(iter-done, pbkdf2Chunk)
+			if err := spend(ctx, uint64(n)*iteration); err != nil {
+				return nil, err
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("PBKDF2 stopped: %w", err)
+			}
+			for j := done; j < done+n; j++ {
+				prf.Reset()
+				if j == 0 {
+					prf.Write(salt)
+					prf.Write(counter[:])
+					u = prf.Sum(u[:0])
+					copy(t, u)
+					continue
+				}
+				prf.Write(u)
+				u = prf.Sum(u[:0])
+				subtle.XORBytes(t, t, u)
+			}
+			done += n
+		}
+		key = append(key, t...)
+	}
+	return key[:keyLen], nil
 }

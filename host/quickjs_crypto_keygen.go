@@ -29,11 +29,14 @@ type keygenOptions struct {
 	SaltLength        *int   `json:"saltLength"`
 }
 
-// Bounds on RSA key generation: Go refuses keys under 1024 bits, and a
-// key over 8192 bits takes the host many seconds to find.
+// Bounds on RSA key generation: Go refuses keys under 1024 bits, and
+// 16384 bits is OpenSSL's largest modulus (OPENSSL_RSA_MAX_MODULUS_BITS).
+// The search is paid for as it goes, so the budget bounds its time; the
+// upper bound bounds its longest step, which cannot be stopped midway (a
+// primality test of an 8192-bit prime takes the host about 2 s).
 const (
 	minRSABits = 1024
-	maxRSABits = 8192
+	maxRSABits = 16384
 )
 
 // generateKeyPair makes a key of kty (rsa, rsa-pss, ec, ed25519, x25519).
@@ -49,7 +52,7 @@ func generateKeyPair(ctx context.Context, kty string, options []byte) (*asymKey,
 	case "rsa", "rsa-pss":
 		if o.ModulusLength < minRSABits || o.ModulusLength > maxRSABits {
 			return nil, &cryptoError{"ERR_FEATURE_UNAVAILABLE_ON_PLATFORM", fmt.Sprintf(
-				"wasmgate's crypto makes RSA keys of %d to %d bits (Go refuses shorter keys; longer ones take the host too long): modulusLength is %d",
+				"wasmgate's crypto makes RSA keys of %d to %d bits (Go refuses shorter keys; OpenSSL's longest modulus is 16384 bits): modulusLength is %d",
 				minRSABits, maxRSABits, o.ModulusLength)}
 		}
 		if o.PublicExponent == 0 {
@@ -93,6 +96,12 @@ func generateKeyPair(ctx context.Context, kty string, options []byte) (*asymKey,
 		excess := uint(size*8 - c.curve.Params().BitSize)
 		d := make([]byte, size)
 		for {
+			// Every draw is paid for: a scalar out of range is refused
+			// before the multiplication, but the draws are few (P-521's
+			// top byte is 1 bit, so the first is nearly always in range).
+			if err := spend(ctx, ecCosts[c.curve.Params().Name].generate); err != nil {
+				return nil, err
+			}
 			random(d)
 			d[0] &= 0xff >> excess
 			if priv, err := ecdsa.ParseRawPrivateKey(c.curve, d); err == nil {
@@ -100,6 +109,9 @@ func generateKeyPair(ctx context.Context, kty string, options []byte) (*asymKey,
 			}
 		}
 	case "ed25519", "x25519":
+		if err := spend(ctx, ecCosts[kty].generate); err != nil {
+			return nil, err
+		}
 		seed := make([]byte, 32)
 		random(seed)
 		crv := map[string]string{"ed25519": "Ed25519", "x25519": "X25519"}[kty]
@@ -113,9 +125,10 @@ func generateKeyPair(ctx context.Context, kty string, options []byte) (*asymKey,
 // FIPS 186-5 B.3.3 asks of probable primes: each prime has its top two
 // bits set (so that their product has exactly bits bits), p-1 and q-1 are
 // coprime to e, |p-q| > 2^(bits/2-100), and d > 2^(bits/2); d is the
-// inverse of e modulo lcm(p-1, q-1), as OpenSSL computes it. It stops when
-// ctx is done (the search is the one host operation whose time is not
-// bounded by its input's size).
+// inverse of e modulo lcm(p-1, q-1), as OpenSSL computes it. The search
+// is paid for as it goes (randomPrime), and stops when the budget is spent
+// or ctx is done: how many candidates it tests is not known in advance,
+// though the same stream always gives the same number.
 func generateRSA(ctx context.Context, random func([]byte), bits, e int) (*rsa.PrivateKey, error) {
 	one := big.NewInt(1)
 	bigE := big.NewInt(int64(e))
@@ -146,6 +159,9 @@ func generateRSA(ctx context.Context, random func([]byte), bits, e int) (*rsa.Pr
 		if d == nil || d.BitLen() <= bits/2 {
 			continue
 		}
+		if err := spend(ctx, costOfRSA(bits).finish); err != nil {
+			return nil, err
+		}
 		key := &rsa.PrivateKey{PublicKey: rsa.PublicKey{N: n, E: e}, D: d, Primes: []*big.Int{p, q}}
 		key.Precompute()
 		if err := key.Validate(); err != nil {
@@ -161,12 +177,22 @@ func generateRSA(ctx context.Context, random func([]byte), bits, e int) (*rsa.Pr
 // divides (kept as residues, so each step costs no big arithmetic), and
 // tests the rest with ProbablyPrime. The sieve spares nine in ten of the
 // Miller-Rabin tests a plain draw-and-test would run.
+//
+// Each step is paid for (rsaSearchCost) before the expensive ones run: the
+// residues of a start, the sieve's checks, and a Miller-Rabin round before
+// each test; a candidate found prime then pays for the rest of its test
+// (its other rounds and the Lucas test, about rounds+3 rounds).
 func randomPrime(ctx context.Context, random func([]byte), bits int, e *big.Int) (*big.Int, error) {
 	b := make([]byte, (bits+7)/8)
 	start, p, p1, gcd := new(big.Int), new(big.Int), new(big.Int), new(big.Int)
 	one := big.NewInt(1)
 	residues := make([]uint32, len(sievePrimes))
+	rounds := millerRabinRounds(bits)
+	mr := costOfRSA(2 * bits).mr
 	for {
+		if err := spend(ctx, rsaResiduesCost(bits)); err != nil {
+			return nil, err
+		}
 		random(b)
 		start.SetBytes(b)
 		for i := bits; i < len(b)*8; i++ {
@@ -178,9 +204,12 @@ func randomPrime(ctx context.Context, random func([]byte), bits int, e *big.Int)
 		for i, q := range sievePrimes {
 			residues[i] = uint32(new(big.Int).Mod(start, big.NewInt(int64(q))).Uint64())
 		}
+		// checks counts the sieve's residue checks not yet paid for.
+		var checks uint64
 	search:
 		for delta := uint32(0); delta < 1<<20; delta += 2 {
 			for i, q := range sievePrimes {
+				checks++
 				if (residues[i]+delta)%q == 0 {
 					continue search
 				}
@@ -196,9 +225,19 @@ func randomPrime(ctx context.Context, random func([]byte), bits int, e *big.Int)
 			if gcd.GCD(nil, nil, p1, e).Cmp(one) != 0 {
 				continue
 			}
-			if p.ProbablyPrime(millerRabinRounds(bits)) {
+			if err := spend(ctx, checks*rsaSieveCheckNs+mr); err != nil {
+				return nil, err
+			}
+			checks = 0
+			if p.ProbablyPrime(rounds) {
+				if err := spend(ctx, uint64(rounds+3)*mr); err != nil {
+					return nil, err
+				}
 				return new(big.Int).Set(p), nil
 			}
+		}
+		if err := spend(ctx, checks*rsaSieveCheckNs); err != nil {
+			return nil, err
 		}
 	}
 }

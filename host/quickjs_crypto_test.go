@@ -103,9 +103,11 @@ func TestCryptoOpsRefuseBadCalls(t *testing.T) {
 		{"crypto.stream", []string{"ctr", "encrypt", "0123456789abcdef", "0123456789abcdef", "0", "x", "129"}, "stream: a counter of 129 bits"},
 		{"crypto.stream", []string{"xts", "encrypt", "0123456789abcdef", "0123456789abcdef", "0", "x", "128"}, `unknown stream mode "xts"`},
 		{"crypto.blocks", []string{"aes", "cbc", "encrypt", "0123456789abcdef", "0123456789abcdef", "short"}, "5 bytes are not whole 16-byte blocks"},
-		{"crypto.keyGenerate", []string{"rsa", `{"modulusLength":16384}`}, "[ERR_FEATURE_UNAVAILABLE_ON_PLATFORM] wasmgate's crypto makes RSA keys of 1024 to 8192 bits (Go refuses shorter keys; longer ones take the host too long): modulusLength is 16384"},
+		{"crypto.keyGenerate", []string{"rsa", `{"modulusLength":16385}`}, "[ERR_FEATURE_UNAVAILABLE_ON_PLATFORM] wasmgate's crypto makes RSA keys of 1024 to 16384 bits (Go refuses shorter keys; OpenSSL's longest modulus is 16384 bits): modulusLength is 16385"},
 		{"crypto.keyGenerate", []string{"rsa", `{"modulusLength":2048,"publicExponent":4}`}, "[ERR_OSSL_BN_BAD_ENCODING] the public exponent 4 is not an odd number above 1"},
-		{"crypto.pbkdf2", []string{"sha256", "pw", "salt", "4000001", "32"}, "[ERR_FEATURE_UNAVAILABLE_ON_PLATFORM] wasmgate computes at most 4000000 PBKDF2 iterations a call (iterations times output blocks of the hash): 4000001 iterations of 1 blocks asked"},
+		{"crypto.pbkdf2", []string{"sha256", "pw", "salt", "1", "67108865"}, "[ERR_FEATURE_UNAVAILABLE_ON_PLATFORM] wasmgate derives keys of at most 64 MiB a call (the most a host call hands back): keylen is 67108865"},
+		{"crypto.pbkdf2", []string{"sha256", "pw", "salt", "0", "32"}, "pbkdf2: 0 iterations of a 32-byte key: Node takes 1 to 2^31-1 iterations and 0 to 2^31-1 bytes"},
+		{"crypto.scrypt", []string{"pw", "salt", "2", "1", "1", "67108865", "33554432"}, "[ERR_FEATURE_UNAVAILABLE_ON_PLATFORM] wasmgate derives keys of at most 64 MiB a call (the most a host call hands back): keylen is 67108865"},
 		{"crypto.pbkdf2", []string{"md4", "pw", "salt", "1", "32"}, "[ERR_CRYPTO_INVALID_DIGEST] Invalid digest: md4"},
 		{"crypto.scrypt", []string{"pw", "salt", "3", "8", "1", "32", "33554432"}, "[ERR_CRYPTO_INVALID_SCRYPT_PARAMS] Invalid scrypt params: error:030000AC:digital envelope routines::memory limit exceeded"},
 	}

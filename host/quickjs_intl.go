@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -29,7 +30,7 @@ import (
 
 // runIntlOp runs op when it is an intl operation (ok); other names are not
 // its business.
-func runIntlOp(op string, args []string) (out string, ok bool, err error) {
+func runIntlOp(ctx context.Context, op string, args []string) (out string, ok bool, err error) {
 	switch op {
 	case "intl.collations":
 		if len(args) != 0 {
@@ -43,6 +44,9 @@ func runIntlOp(op string, args []string) (out string, ok bool, err error) {
 		c, err := collatorFor(args[0], args[1], args[2], args[3], args[4])
 		if err != nil {
 			return "", true, fmt.Errorf("%s: %w", op, err)
+		}
+		if err := spend(ctx, c.cost(SessionFrom(ctx), strings.Join(args[:5], " "), len(args[5])+len(args[6]))); err != nil {
+			return "", true, err
 		}
 		return strconv.Itoa(c.compare(args[5], args[6])), true, nil
 	}
@@ -137,6 +141,21 @@ func collatorFor(locale, sensitivity, numeric, caseFirst, ignorePunct string) (*
 	collators[key] = c
 	collatorsMu.Unlock()
 	return c, nil
+}
+
+// cost is what comparing n bytes costs: the collators that compare more
+// than once cost more. Making the collator is charged at the first use of
+// its options in the execution (s), whether or not the host's cache holds
+// it already, so that the price does not depend on other executions.
+func (c *intlCollator) cost(s *Session, options string, n int) uint64 {
+	ns := collateCall + perKiB(collatePerKiB, n)
+	if c.caseOnly != nil || c.upperFirst || c.ignorePunct {
+		ns = collateExtraCall + perKiB(collateExtraPerKiB, n)
+	}
+	if s.firstUse(collatorFirstUseKey + options) {
+		ns += collatorFirstUse
+	}
+	return ns
 }
 
 func (c *intlCollator) compare(a, b string) int {

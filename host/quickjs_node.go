@@ -14,7 +14,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // The Node profile's host side: what the engine's Node built-ins (the
@@ -43,8 +42,24 @@ const JSNodeFunction = "wasmgate.node"
 // maxRandomRequest bounds one random request (the JS side asks in chunks).
 const maxRandomRequest = 1 << 16
 
-// nodeOps is the behaviour of JSNodeFunction.
+// nodeOps is the behaviour of JSNodeFunction. Its work is charged to the
+// execution's fuel (quickjs_hostwork.go): handing over the arguments and
+// the result, and what each operation does.
 func nodeOps(ctx context.Context, args []string) (string, error) {
+	if err := spend(ctx, bridgeCost(args)); err != nil {
+		return "", err
+	}
+	out, err := nodeOp(ctx, args)
+	if err != nil {
+		return "", err
+	}
+	if err := spend(ctx, perKiB(bridgeOutPerKiB, len(out))); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+func nodeOp(ctx context.Context, args []string) (string, error) {
 	if len(args) == 0 {
 		return "", fmt.Errorf("no operation")
 	}
@@ -68,6 +83,9 @@ func nodeOps(ctx context.Context, args []string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if err := spend(ctx, costOfHash(args[0]).digest(len(data))); err != nil {
+			return "", err
+		}
 		h.Write(data)
 		return latin1String(h.Sum(nil)), nil
 	case "hmac":
@@ -85,6 +103,10 @@ func nodeOps(ctx context.Context, args []string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		c := costOfHash(args[0])
+		if err := spend(ctx, c.hmac+c.digest(len(key)+len(data))); err != nil {
+			return "", err
+		}
 		mac := hmac.New(func() hash.Hash { h, _ := newHash(args[0]); return h }, key)
 		mac.Write(data)
 		return latin1String(mac.Sum(nil)), nil
@@ -95,6 +117,9 @@ func nodeOps(ctx context.Context, args []string) (string, error) {
 		n, err := strconv.Atoi(args[0])
 		if err != nil || n < 0 || n > maxRandomRequest {
 			return "", fmt.Errorf("random: %q is not a byte count from 0 to %d", args[0], maxRandomRequest)
+		}
+		if err := spend(ctx, perKiB(randomPerKiB, n)); err != nil {
+			return "", err
 		}
 		b := make([]byte, n)
 		SessionFrom(ctx).CryptoRandom(b)
@@ -113,7 +138,7 @@ func nodeOps(ctx context.Context, args []string) (string, error) {
 	if out, ok, err := runCryptoOp(ctx, op, args); ok {
 		return out, err
 	}
-	if out, ok, err := runIntlOp(op, args); ok {
+	if out, ok, err := runIntlOp(ctx, op, args); ok {
 		return out, err
 	}
 	return "", fmt.Errorf("unknown operation %q", op)
@@ -155,36 +180,58 @@ func init() {
 }
 
 // latin1Bytes decodes a latin1 string (every character below U+0100), as
-// the engine hands it over in UTF-8, into its bytes.
+// the engine hands it over in UTF-8, into its bytes. Every byte crossing
+// the bridge is charged to the guest's fuel (bridgeCost), and binary data
+// mixes the one-byte and two-byte forms (U+0080 to U+00FF are C2 80 to
+// C3 BF) at random, so the loop has no branch on the data: it decodes
+// each character as both forms would, keeps the one the lead byte says,
+// and checks validity once at the end.
 func latin1Bytes(s string) ([]byte, error) {
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			b = append(b, c)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r > 0xff {
-			return nil, fmt.Errorf("binary data holds the character U+%04X, which is not a byte", r)
-		}
-		b = append(b, byte(r))
-		i += n
+	b := make([]byte, len(s))
+	var bad byte
+	i, j := 0, 0
+	for ; i+1 < len(s); j++ {
+		c, next := s[i], s[i+1]
+		two := c >> 7
+		b[j] = c ^ two*(c^(c<<6|next&0x3f))
+		// Nonzero when c is not C2 or C3, or next is no continuation
+		// byte; x|-x has its top bit set exactly when x is not zero.
+		wrong := (c&0xfe ^ 0xc2) | (next&0xc0 ^ 0x80)
+		bad |= two & ((wrong | -wrong) >> 7)
+		i += 1 + int(two)
 	}
-	return b, nil
+	if i < len(s) {
+		// The last byte stands alone.
+		b[j] = s[i]
+		bad |= s[i] >> 7
+		j++
+	}
+	if bad != 0 {
+		for _, r := range s {
+			if r > 0xff {
+				return nil, fmt.Errorf("binary data holds the character U+%04X, which is not a byte", r)
+			}
+		}
+	}
+	return b[:j], nil
 }
 
-// latin1String encodes bytes as a latin1 string (one character per byte).
+// latin1String encodes bytes as a latin1 string (one character per byte),
+// without a branch on the data (see latin1Bytes): each byte writes both
+// bytes of its two-byte form, the first replaced by the byte itself when
+// it is ASCII, and the next character overwrites the second.
 func latin1String(b []byte) string {
-	var sb strings.Builder
-	sb.Grow(len(b) * 2)
+	n := len(b)
 	for _, c := range b {
-		if c < utf8.RuneSelf {
-			sb.WriteByte(c)
-		} else {
-			sb.WriteRune(rune(c))
-		}
+		n += int(c >> 7)
 	}
-	return sb.String()
+	out := make([]byte, n+1)
+	j := 0
+	for _, c := range b {
+		two := c >> 7
+		out[j] = c ^ two*(c^(0xc0|c>>6))
+		out[j+1] = 0x80 | c&0x3f
+		j += 1 + int(two)
+	}
+	return string(out[:n])
 }
