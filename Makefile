@@ -78,6 +78,10 @@ compat: engine testdata-js
 # build skips them, as they are the same code there.
 WAZERO_GUEST_TESTS := TestIntlIsBundledOnlyWhenUsed|TestIntlGivesWhatNodeGives|TestDefaultFuelBindsBeforeTheClock|TestCompatibilityCorpus|TestCryptoJWTsMatchNode|TestCryptoMatchesNode|TestCryptoCrossChecksWithNode|TestWebGlobalsMatchNode|TestNodeBuiltinsGiveWhatNodeGives|TestNodeMatchesNode|TestNPMCLIsMatchNode
 GUEST_TESTS := $(WAZERO_GUEST_TESTS)|TestIntlIsDeterministicOnEveryEngine|TestHostWorkIsChargedToFuel
+# WAZERO_TESTS are the tests the wasmtime build skips as the same code
+# there: those guest tests, and the command's NATS tests, whose workers run
+# the default engine (the cluster package is left out of that build whole).
+WAZERO_TESTS := $(WAZERO_GUEST_TESTS)|TestClusterFaultTolerance|TestNATSRunSameAsInProcess|TestNATSServeSameAsInProcess|TestNATSPrefixesDifferingInDash|TestNATSPrefixes
 
 test: engine testdata-js
 	@WASMGATE_GUEST_TESTS='$(GUEST_TESTS)' $(GO) test -race -count=1 -timeout 20m $(PKGS) & race=$$!; \
@@ -95,12 +99,13 @@ test-short: engine testdata-js
 # (pipeline/crossengine_test.go). Without the race detector: see README.
 # Only the packages whose tests the build changes run again: those whose
 # tests reach the runtime package (the others' tests are the same code
-# make test ran).
+# make test ran), but cluster, whose tests and code run wazero alone.
 WASMTIME_PKGS = $(shell $(GO) list -tags wasmtime -test -f '{{if .ForTest}}{{.ForTest}} {{.ImportPath}} {{join .Deps " "}}{{end}}' $(PKGS) | \
-	awk '{ for (i = 2; i <= NF; i++) if ($$i == "github.com/wasmgate/wasmgate/runtime") { print $$1; break } }' | sort -u)
+	awk '{ for (i = 2; i <= NF; i++) if ($$i == "github.com/wasmgate/wasmgate/runtime") { print $$1; break } }' | \
+	grep -vx 'github.com/wasmgate/wasmgate/cluster' | sort -u)
 
 test-wasmtime: engine testdata-js
-	$(GO) test -tags wasmtime -count=1 -timeout 20m -skip '^($(WAZERO_GUEST_TESTS))$$' $(WASMTIME_PKGS)
+	$(GO) test -tags wasmtime -count=1 -timeout 20m -skip '^($(WAZERO_TESTS))$$' $(WASMTIME_PKGS)
 
 # Formatting, vet and module tidiness; fails on any diff they produce.
 check:
