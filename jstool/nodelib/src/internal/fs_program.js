@@ -48,12 +48,7 @@ function systemError(code, errno, text, syscall, p) {
 }
 
 // encodingOf reads readFile's options: an encoding, or { encoding, flag }.
-function encodingOf(options) {
-  if (options === undefined || options === null) return null;
-  if (typeof options === "string") return options;
-  if (typeof options === "object") return options.encoding === undefined ? null : options.encoding;
-  throw invalidArgType("options", "one of type string or an instance of Object", options);
-}
+const { encodingOf } = stdinFs;
 
 // readTree is readFileSync of the virtual path p (its call named by call).
 function readTree(call, p, options) {

@@ -91,4 +91,4 @@ const promisesReadFile = (refuse) => function readFile(p, options) {
   });
 };
 
-module.exports = { readFileSync, readFile, readSync, promises: { readFile: promisesReadFile } };
+module.exports = { readFileSync, readFile, readSync, promises: { readFile: promisesReadFile }, encodingOf };
