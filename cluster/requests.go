@@ -269,7 +269,8 @@ func (c *claim) result() (*audit.Record, bool) {
 }
 
 // resultOf is the ActionResult a verdict record says: everything but what
-// is never audited (output, message, log).
+// is never audited (output, message, log), classified by its reason codes
+// (the executor ran when it used fuel).
 func resultOf(rec audit.Record) pipeline.ActionResult {
 	res := pipeline.ActionResult{
 		Action: rec.Action, ExecutorID: rec.ExecutorID, ExecutorVersion: rec.ExecutorVersion,
@@ -283,6 +284,7 @@ func resultOf(rec audit.Record) pipeline.ActionResult {
 	if rec.EnvDigest != nil {
 		res.EnvDigest = *rec.EnvDigest
 	}
+	res.Stage, res.Failure = pipeline.Classify(res.ReasonCodes, rec.FuelUsed > 0)
 	return res
 }
 
@@ -295,7 +297,7 @@ func answerOf(rec audit.Record, fresh *pipeline.ActionResult, freshErr error) (p
 	res := resultOf(rec)
 	if fresh != nil && fresh.Status == res.Status && slices.Equal(fresh.ReasonCodes, res.ReasonCodes) {
 		res.Message, res.Log = fresh.Message, fresh.Log
-		res = pipeline.WithQuote(res, pipeline.QuotesExecutor(*fresh))
+		res.QuotesExecutor, res.Stage, res.Failure = fresh.QuotesExecutor, fresh.Stage, fresh.Failure
 		if fresh.OutputDigest != nil && res.OutputDigest != nil && *fresh.OutputDigest == *res.OutputDigest {
 			res.Output = fresh.Output
 		}
@@ -305,7 +307,8 @@ func answerOf(rec audit.Record, fresh *pipeline.ActionResult, freshErr error) (p
 	}
 	res.Message = fmt.Sprintf("the verdict of audit record %d, given before to this request id; its output and message are not kept "+
 		"(it was judged by a worker that stopped before storing its answer, or before the request index existed): the digests name them", rec.Seq)
-	return pipeline.WithQuote(res, false), nil
+	res.QuotesExecutor = false
+	return res, nil
 }
 
 // reusedReply is the result message answering req, whose id was judged

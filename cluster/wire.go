@@ -64,6 +64,11 @@ type wireReply struct {
 	Result *pipeline.ActionResult `json:"result,omitempty"`
 	// Quotes: the result's message quotes the executor.
 	Quotes bool `json:"quotes,omitempty"`
+	// Stage and Failure are the result's classification, which its JSON
+	// form leaves out; a reply stored without them (an older worker's) is
+	// classified again from its reason codes.
+	Stage   pipeline.Stage       `json:"stage,omitempty"`
+	Failure pipeline.FailureKind `json:"failure,omitempty"`
 	// Error is set when Execute returned an error.
 	Error *wireError `json:"error,omitempty"`
 	// Reused is set when the request's id had a verdict already: the
@@ -98,7 +103,7 @@ func encodeReply(res pipeline.ActionResult, err error) []byte {
 	w := wireReply{}
 	if res.Status != "" {
 		w.Result = &res
-		w.Quotes = pipeline.QuotesExecutor(res)
+		w.Quotes, w.Stage, w.Failure = res.QuotesExecutor, res.Stage, res.Failure
 	}
 	if err != nil {
 		kind := "internal"
@@ -128,7 +133,11 @@ func decodeReply(b []byte) (pipeline.ActionResult, error) {
 	}
 	var res pipeline.ActionResult
 	if w.Result != nil {
-		res = pipeline.WithQuote(*w.Result, w.Quotes)
+		res = *w.Result
+		res.QuotesExecutor, res.Stage, res.Failure = w.Quotes, w.Stage, w.Failure
+		if res.Stage == "" {
+			res.Stage, res.Failure = pipeline.Classify(res.ReasonCodes, res.FuelUsed > 0)
+		}
 	}
 	err := w.Error.err()
 	if w.Reused != nil && len(w.Reused.Differs) > 0 {

@@ -22,7 +22,12 @@ type Export struct {
 // GuestFailure is a guest's own report that it failed (an exception a tool
 // threw, a status the guest returned): an executor exception, with the
 // guest's message for the caller.
-type GuestFailure struct{ Msg string }
+type GuestFailure struct {
+	Msg string
+	// Invalid: the guest proved, when called, not to be an executor at all
+	// (a JS factory that gave no tool), rather than failing at its work.
+	Invalid bool
+}
 
 func (e *GuestFailure) Error() string { return e.Msg }
 

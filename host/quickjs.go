@@ -903,7 +903,7 @@ func (st jsState) result(what string, maxOutput int) ([]byte, error) {
 	case "pending":
 		return nil, &GuestFailure{Msg: "the " + what + "'s promise never settled: nothing was left to run it (no pending job or timer; the sandbox has no I/O)"}
 	case "invalid":
-		return nil, &GuestFailure{Msg: "TOOL_INVALID: " + st.Message}
+		return nil, &GuestFailure{Msg: "TOOL_INVALID: " + st.Message, Invalid: true}
 	case "error":
 		return nil, &GuestFailure{Msg: st.Message}
 	}

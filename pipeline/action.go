@@ -78,7 +78,8 @@ const (
 )
 
 // ActionResult is the verdict on one action, as returned to the caller.
-// Everything but Output and Message is also in the audit record (as digests).
+// Everything but Output, Message, Log and the classification (Stage,
+// Failure, QuotesExecutor) is also in the audit record (as digests).
 type ActionResult struct {
 	Action          string       `json:"action"`
 	ExecutorID      string       `json:"executor_id"`
@@ -107,7 +108,141 @@ type ActionResult struct {
 	// itself; nil for an action, and for a program a limit stopped.
 	ExitCode *int `json:"exit_code,omitempty"`
 
-	// guestMessage says that Message quotes the executor (its failure's
-	// text), which digest-only results withhold.
-	guestMessage bool
+	// Stage is the step of the governed path that decided the verdict, and
+	// Failure what kind of failure it is (FailureNone for SUCCESS): fronts
+	// map them, with the reason codes, to their protocol's errors, and
+	// never read Message for it. Neither is audited (the reason codes are)
+	// nor part of the JSON form, which the protocols' clients check.
+	Stage   Stage       `json:"-"`
+	Failure FailureKind `json:"-"`
+	// QuotesExecutor says that Message quotes the executor's own text (its
+	// failure's, or of its output), which digest-only results withhold.
+	QuotesExecutor bool `json:"-"`
+}
+
+// Stage is the step of the governed path that decided a verdict.
+type Stage string
+
+// Stages, in the order an action goes through them.
+const (
+	// StageInput: the request's payload (not JSON, its JSON limits, the
+	// input schema). Nothing ran.
+	StageInput Stage = "input"
+	// StageLoad: resolving the executor (the action's route, the code, its
+	// versions and capabilities, a JS tool's loading). Nothing ran.
+	StageLoad Stage = "load"
+	// StageRun: the executor's run (its exception, fuel, stack, memory,
+	// the wall clock).
+	StageRun Stage = "run"
+	// StageOutput: the output (not JSON, its limits, the output schema);
+	// a SUCCESS is decided here too.
+	StageOutput Stage = "output"
+	// StageAudit: the audit log could not take a record (AUDIT_LOG_FAILED),
+	// whatever was decided before.
+	StageAudit Stage = "audit"
+)
+
+// FailureKind is what kind of failure a verdict that is not SUCCESS is: the
+// distinctions fronts make in their protocols' terms (HTTP error codes,
+// NDJSON error events, JSON-RPC errors), which the reason codes alone do
+// not carry (a limit on the input or on the output, a tool that is no tool
+// or one that threw).
+type FailureKind string
+
+// Kinds of failure.
+const (
+	// FailureNone: SUCCESS.
+	FailureNone FailureKind = ""
+	// FailureInput: the payload breaks a rule (not JSON, a JSON limit, the
+	// input schema). The caller's to fix; nothing ran.
+	FailureInput FailureKind = "input_invalid"
+	// FailureNotFound: no such action, executor, or export of a tool.
+	FailureNotFound FailureKind = "not_found"
+	// FailureToolInvalid: the code is no admissible executor (refused by
+	// admission, a tool without execute), found out when it was loaded or,
+	// for a JS factory that gave no tool, when it was called.
+	FailureToolInvalid FailureKind = "tool_invalid"
+	// FailureRefused: the deployment's governance refused the executor (a
+	// version range, a capability). Nothing ran.
+	FailureRefused FailureKind = "refused"
+	// FailureException: the executor failed at its work (threw, trapped,
+	// exited nonzero, gave output that is not JSON), or the engine did.
+	FailureException FailureKind = "exception"
+	// FailureLimit: a resource limit stopped the executor (fuel, stack,
+	// memory, the output's size and shape).
+	FailureLimit FailureKind = "limit"
+	// FailureTimeout: the wall clock, or the caller's deadline, ended it.
+	FailureTimeout FailureKind = "timeout"
+	// FailureOutputInvalid: the output breaks the executor's own output
+	// schema: a pure executor gives it again.
+	FailureOutputInvalid FailureKind = "output_invalid"
+	// FailureAudit: the audit log could not take a record.
+	FailureAudit FailureKind = "audit_failed"
+)
+
+// Classify is the one classification of a verdict by its reason codes
+// (the order of DESIGN.md) and whether the executor ran: the pipeline sets
+// Stage and Failure with it, and a verdict read back from its audit record
+// (where ran is fuel_used > 0) is classified the same way. Two facts the
+// codes do not hold refine it where the pipeline knows them: a tool that
+// is no tool when called (FailureToolInvalid over FailureException) and a
+// tool export that is missing (FailureNotFound over FailureToolInvalid).
+// No codes is SUCCESS: StageOutput, FailureNone.
+func Classify(codes []ReasonCode, ran bool) (Stage, FailureKind) {
+	if len(codes) == 0 {
+		return StageOutput, FailureNone
+	}
+	if codes[len(codes)-1] == AuditLogFailed {
+		return StageAudit, FailureAudit
+	}
+	switch codes[0] {
+	case NonJSONPayload, InputSchemaInvalid:
+		return StageInput, FailureInput
+	case ActionUnknown, ExecutorNotFound:
+		return StageLoad, FailureNotFound
+	case ExecutorInvalid:
+		return StageLoad, FailureToolInvalid
+	case ActionVersionMissing, ActionVersionInvalid, ExecutorVersionMissing, ExecutorVersionIncompatible,
+		ExecutorCapabilityMissing, ExecutorCapabilityMismatch:
+		return StageLoad, FailureRefused
+	case ExecutorTimeout:
+		return StageRun, FailureTimeout
+	case ExecutorException:
+		if len(codes) > 1 && codes[1] == OutputNotJSON {
+			return StageOutput, FailureException
+		}
+		return StageRun, FailureException
+	case OutputSchemaInvalid:
+		return StageOutput, FailureOutputInvalid
+	case LimitExceeded:
+		if len(codes) < 2 {
+			break
+		}
+		switch codes[1] {
+		case FuelExhausted, StackExhausted:
+			return StageRun, FailureLimit
+		case MemoryExhausted:
+			if !ran {
+				// A JS tool that did not fit its memory while loading.
+				return StageLoad, FailureLimit
+			}
+			return StageRun, FailureLimit
+		case OutputTooLarge:
+			return StageOutput, FailureLimit
+		}
+		if ran {
+			return StageOutput, FailureLimit
+		}
+		return StageInput, FailureInput
+	}
+	// A code out of place (not a verdict the pipeline gives): the
+	// deployment's to look into, as a governance refusal is.
+	return StageLoad, FailureRefused
+}
+
+// refines reports whether kind is what the pipeline knows more precisely
+// than Classify's by (see Classify).
+func refines(kind, byCodes FailureKind) bool {
+	return kind == FailureToolInvalid && byCodes == FailureException ||
+		kind == FailureNotFound && byCodes == FailureToolInvalid
 }

@@ -134,6 +134,7 @@ func (p *Pipeline) begin(action, traceID, tsUTC string) (ActionResult, time.Time
 // AUDIT_LOG_FAILED, without its output.
 func (p *Pipeline) finish(ctx context.Context, res ActionResult, start time.Time, tr *trail, runErr error) (ActionResult, error) {
 	res.DurationMs = p.now().Sub(start).Milliseconds()
+	p.classify(&res, tr)
 	if tr.unwritten {
 		// Nothing ran, and a log that could not take the attempt would not
 		// take the verdict either.
@@ -144,9 +145,20 @@ func (p *Pipeline) finish(ctx context.Context, res ActionResult, start time.Time
 		res.ReasonCodes = append(res.ReasonCodes, AuditLogFailed)
 		res.Output, res.OutputDigest = nil, nil
 		res.Message = fmt.Sprintf("audit record could not be written: %v", err)
+		p.classify(&res, tr)
 		return res, runErr
 	}
 	return res, runErr
+}
+
+// classify sets the verdict's Stage and Failure (Classify), keeping what
+// the pipeline knew more precisely than the reason codes say.
+func (p *Pipeline) classify(res *ActionResult, tr *trail) {
+	stage, kind := Classify(res.ReasonCodes, tr.attempt != nil)
+	res.Stage = stage
+	if !refines(res.Failure, kind) {
+		res.Failure = kind
+	}
 }
 
 // trail is what an action's audit records hold beyond its result.
@@ -182,6 +194,7 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 			res.ExecutorID = ref.executorID
 		}
 		block(res, StatusBlocked, ref.msg, append([]ReasonCode{ref.code}, ref.also...)...)
+		res.Failure = ref.failure
 		return nil
 	}
 	identify(res, exec, &tr.moduleDigest)
@@ -256,10 +269,13 @@ func judge(ctx context.Context, res *ActionResult, out runtime.Outcome, err erro
 		return completed()
 	case runtime.Failed:
 		block(res, StatusFailed, out.Message, ExecutorException)
-		res.guestMessage = true
+		res.QuotesExecutor = true
+		if out.Invalid {
+			res.Failure = FailureToolInvalid
+		}
 	case runtime.OutputNotJSON:
 		block(res, StatusFailed, out.Message, ExecutorException, OutputNotJSON)
-		res.guestMessage = true
+		res.QuotesExecutor = true
 	case runtime.FuelExhausted:
 		block(res, StatusBlocked, out.Message, LimitExceeded, FuelExhausted)
 	case runtime.StackExhausted:
@@ -296,7 +312,7 @@ func (p *Pipeline) deliver(res *ActionResult, output []byte, limits runtime.Limi
 	}
 	if err != nil {
 		block(res, StatusFailed, fmt.Sprintf("output is not JSON: %v", err), ExecutorException, OutputNotJSON)
-		res.guestMessage = true // the error may quote the output
+		res.QuotesExecutor = true // the error may quote the output
 		return nil
 	}
 	if codes, msg := checkShape("output", canon, limits, true); len(codes) > 0 {
@@ -306,7 +322,7 @@ func (p *Pipeline) deliver(res *ActionResult, output []byte, limits runtime.Limi
 	if schema != nil {
 		if ptr, reason, ok := validate(schema, canon.Bytes); !ok {
 			block(res, StatusFailed, schemaMismatch("output", "output", ptr, reason), OutputSchemaInvalid)
-			res.guestMessage = true // the reason may quote the output
+			res.QuotesExecutor = true // the reason may quote the output
 			return nil
 		}
 	}
@@ -347,6 +363,7 @@ func block(res *ActionResult, status Status, msg string, codes ...ReasonCode) {
 	res.ReasonCodes = append(res.ReasonCodes[:0], codes...)
 	res.Message = msg
 	res.Output, res.OutputDigest = nil, nil
+	res.Failure = FailureNone // Classify's, when the verdict is final
 }
 
 func identify(res *ActionResult, e Executor, moduleDigest *string) {

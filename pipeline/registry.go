@@ -142,6 +142,9 @@ type refusal struct {
 	exec Executor
 	// executorID names the executor when it is registered but unusable.
 	executorID string
+	// failure refines the verdict's kind where the codes do not say it
+	// (see Classify): a tool export that is missing.
+	failure FailureKind
 }
 
 // codes are the refusal's reason codes, in order, for messages.
@@ -180,7 +183,11 @@ func (r *Registry) resolve(action string) (Executor, runtime.Limits, *schemaSet,
 		// refused as its calls would be: the limit, not the code.
 		return nil, runtime.Limits{}, nil, &refusal{code: LimitExceeded, also: []ReasonCode{MemoryExhausted}, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
 	case slot.broken != nil:
-		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorInvalid, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
+		ref := &refusal{code: ExecutorInvalid, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
+		if errors.Is(slot.broken, jstool.ErrToolNotFound) {
+			ref.failure = FailureNotFound
+		}
+		return nil, runtime.Limits{}, nil, ref
 	}
 	m := slot.exec.Manifest()
 	schemas := schemasOf(m)

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"strings"
 )
 
 // Results says what an ActionResult carries back to its caller.
@@ -57,26 +56,14 @@ func (r Results) Present(res ActionResult) ActionResult {
 		return res
 	}
 	res.Output, res.Log = nil, ""
-	if res.guestMessage {
-		// A tool that proved no tool keeps saying so (fronts map it to
-		// their TOOL_INVALID), but not what it threw.
-		if strings.HasPrefix(res.Message, "TOOL_INVALID: ") {
+	if res.QuotesExecutor {
+		// A tool that proved no tool keeps saying so (res.Failure says it
+		// to fronts too), but not what it threw.
+		if res.Failure == FailureToolInvalid {
 			res.Message = "TOOL_INVALID: " + withheld
 		} else {
 			res.Message = withheld
 		}
 	}
-	return res
-}
-
-// QuotesExecutor reports whether res.Message quotes the executor's own
-// text, which digest-only results withhold. With WithQuote it carries that
-// across a process boundary, so that a result executed elsewhere is
-// presented as it would have been here.
-func QuotesExecutor(res ActionResult) bool { return res.guestMessage }
-
-// WithQuote returns res, its Message marked as quoting the executor or not.
-func WithQuote(res ActionResult, quotes bool) ActionResult {
-	res.guestMessage = quotes
 	return res
 }

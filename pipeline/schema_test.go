@@ -183,7 +183,7 @@ func TestOutputSchemaMessageIsTheExecutors(t *testing.T) {
 	res, err = New(reg, audit.NewMemorySink()).Execute(context.Background(), ActionRequest{Action: "sum", Payload: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	assert.Equal(t, `output does not match the output schema at /s: 'SECRET' does not match pattern '^[a-z]+$'`, res.Message)
-	assert.True(t, QuotesExecutor(res))
+	assert.True(t, res.QuotesExecutor)
 }
 
 func TestSchemaMessageIsOneBoundedLine(t *testing.T) {

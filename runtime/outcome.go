@@ -55,6 +55,10 @@ type Outcome struct {
 	// Message explains a non-Completed outcome. For Failed it may hold the
 	// guest's own error text: show it to the caller, never audit it.
 	Message string
+	// Invalid is set on a Failed outcome whose guest proved, when called,
+	// not to be an executor at all (a JS factory that gave no tool), so
+	// that callers tell it from an exception without reading Message.
+	Invalid bool
 	// FuelUsed is the instruction budget consumed.
 	FuelUsed uint64
 	// Stderr is the guest's bounded diagnostic output (WASI guests).
@@ -122,7 +126,7 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 		if st.memoryRefused {
 			return Outcome{Kind: MemoryExhausted, Message: fail.Msg + " (after a memory.grow or table.grow beyond memory_pages was refused)"}, nil
 		}
-		return Outcome{Kind: Failed, Message: fail.Msg}, nil
+		return Outcome{Kind: Failed, Message: fail.Msg, Invalid: fail.Invalid}, nil
 	}
 	var ge *host.GuestError
 	if errors.As(err, &ge) {

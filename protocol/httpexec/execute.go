@@ -410,43 +410,46 @@ func (s *Server) call(ctx context.Context, req executeRequest, traceID string) e
 	return executeResponse{Error: mapResult(res), Wasmgate: v}
 }
 
-// mapResult maps a result that is not SUCCESS to the protocol's error codes.
+// mapResult maps a result that is not SUCCESS to the protocol's error
+// codes, from the verdict's classification (pipeline.Classify).
 func mapResult(res pipeline.ActionResult) *errDetail {
-	has := func(c pipeline.ReasonCode) bool { return slices.Contains(res.ReasonCodes, c) }
 	codes := make([]string, len(res.ReasonCodes))
 	for i, c := range res.ReasonCodes {
 		codes[i] = string(c)
 	}
 	withCodes := res.Message + " (" + strings.Join(codes, ", ") + ")"
-	switch {
-	case has(pipeline.ExecutorTimeout) || has(pipeline.FuelExhausted):
+	switch res.Failure {
+	case pipeline.FailureTimeout:
 		return &errDetail{CodeExecutionTimeout, withCodes}
-	case has(pipeline.ExecutorException) && strings.HasPrefix(res.Message, "TOOL_INVALID: "):
-		// A factory that gave no tool, found out when it was called.
-		return &errDetail{CodeToolInvalid, strings.TrimPrefix(res.Message, "TOOL_INVALID: ")}
-	case has(pipeline.ExecutorException):
-		return &errDetail{CodeToolExecutionError, res.Message}
-	case has(pipeline.OutputSchemaInvalid):
-		// The tool ran and returned what its output schema forbids.
+	case pipeline.FailureLimit:
+		if slices.Contains(res.ReasonCodes, pipeline.FuelExhausted) {
+			// The protocol has no budget but time: fuel is how a
+			// runaway tool's time is bounded.
+			return &errDetail{CodeExecutionTimeout, withCodes}
+		}
 		return &errDetail{CodeToolExecutionError, withCodes}
-	case has(pipeline.InputSchemaInvalid):
-		// params do not match the tool's input schema: nothing ran.
-		return &errDetail{CodeInvalidRequest, withCodes}
-	case has(pipeline.MemoryExhausted) || has(pipeline.StackExhausted) || has(pipeline.OutputTooLarge),
-		has(pipeline.LimitExceeded) && strings.HasPrefix(res.Message, "output"):
-		return &errDetail{CodeToolExecutionError, withCodes}
-	case has(pipeline.LimitExceeded):
-		// The payload broke the limits before anything ran.
-		return &errDetail{CodeInvalidRequest, withCodes}
-	case has(pipeline.NonJSONPayload):
-		return &errDetail{CodeInvalidRequest, withCodes}
-	case has(pipeline.ActionUnknown) || has(pipeline.ExecutorNotFound):
-		return &errDetail{CodeToolNotFound, withCodes}
-	case has(pipeline.ExecutorInvalid):
-		if strings.Contains(res.Message, string(jstool.ErrToolNotFound)) {
-			return &errDetail{CodeToolNotFound, res.Message}
+	case pipeline.FailureToolInvalid:
+		if res.Stage == pipeline.StageRun {
+			// A factory that gave no tool, found out when it was called:
+			// the protocol's code says what the message's prefix does.
+			return &errDetail{CodeToolInvalid, strings.TrimPrefix(res.Message, "TOOL_INVALID: ")}
 		}
 		return &errDetail{CodeToolInvalid, res.Message}
+	case pipeline.FailureException:
+		return &errDetail{CodeToolExecutionError, res.Message}
+	case pipeline.FailureOutputInvalid:
+		// The tool ran and returned what its output schema forbids.
+		return &errDetail{CodeToolExecutionError, withCodes}
+	case pipeline.FailureInput:
+		// params break the limits or the tool's input schema: nothing ran.
+		return &errDetail{CodeInvalidRequest, withCodes}
+	case pipeline.FailureNotFound:
+		if slices.Contains(res.ReasonCodes, pipeline.ExecutorInvalid) {
+			// A package without the export asked for: the loader's
+			// message names it.
+			return &errDetail{CodeToolNotFound, res.Message}
+		}
+		return &errDetail{CodeToolNotFound, withCodes}
 	}
 	// Version, capability and audit refusals are the deployment's, not the
 	// caller's: the codes say which, the message no more.

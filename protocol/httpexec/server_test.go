@@ -470,34 +470,51 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
+// Each verdict maps to the protocol's error from its classification, not
+// its message: the messages here say nothing of the kind.
 func TestMapResult(t *testing.T) {
-	res := func(status pipeline.Status, msg string, codes ...pipeline.ReasonCode) pipeline.ActionResult {
-		return pipeline.ActionResult{Status: status, Message: msg, ReasonCodes: codes, TraceID: "t"}
+	res := func(status pipeline.Status, ran bool, codes ...pipeline.ReasonCode) pipeline.ActionResult {
+		r := pipeline.ActionResult{Status: status, Message: "m", ReasonCodes: codes, TraceID: "t"}
+		r.Stage, r.Failure = pipeline.Classify(codes, ran)
+		return r
+	}
+	refined := func(r pipeline.ActionResult, kind pipeline.FailureKind) pipeline.ActionResult {
+		r.Failure = kind
+		return r
 	}
 	cases := []struct {
 		res  pipeline.ActionResult
 		code string
+		msg  string
 	}{
-		{res(pipeline.StatusBlocked, "fuel exhausted", pipeline.LimitExceeded, pipeline.FuelExhausted), CodeExecutionTimeout},
-		{res(pipeline.StatusBlocked, "timeout_ms elapsed", pipeline.ExecutorTimeout), CodeExecutionTimeout},
-		{res(pipeline.StatusFailed, "Error: x", pipeline.ExecutorException), CodeToolExecutionError},
-		{res(pipeline.StatusFailed, "output is not JSON", pipeline.ExecutorException, pipeline.OutputNotJSON), CodeToolExecutionError},
-		{res(pipeline.StatusBlocked, "x", pipeline.LimitExceeded, pipeline.MemoryExhausted), CodeToolExecutionError},
-		{res(pipeline.StatusBlocked, "output is 9 canonical bytes", pipeline.LimitExceeded, pipeline.PayloadTooLarge), CodeToolExecutionError},
-		{res(pipeline.StatusBlocked, "payload nests 20 levels", pipeline.LimitExceeded, pipeline.DepthExceeded), CodeInvalidRequest},
-		{res(pipeline.StatusBlocked, "no such action", pipeline.ActionUnknown), CodeToolNotFound},
-		{res(pipeline.StatusBlocked, "TOOL_NOT_FOUND: x", pipeline.ExecutorInvalid), CodeToolNotFound},
-		{res(pipeline.StatusBlocked, "refused", pipeline.ExecutorInvalid), CodeToolInvalid},
-		{res(pipeline.StatusBlocked, "audit", pipeline.AuditLogFailed), CodeInternalError},
-		{res(pipeline.StatusBlocked, "version", pipeline.ExecutorVersionIncompatible), CodeInternalError},
-		{res(pipeline.StatusBlocked, "payload does not match", pipeline.InputSchemaInvalid), CodeInvalidRequest},
-		{res(pipeline.StatusFailed, "output does not match", pipeline.OutputSchemaInvalid), CodeToolExecutionError},
+		{res(pipeline.StatusBlocked, true, pipeline.LimitExceeded, pipeline.FuelExhausted), CodeExecutionTimeout, "m (LIMIT_EXCEEDED, FUEL_EXHAUSTED)"},
+		{res(pipeline.StatusBlocked, true, pipeline.ExecutorTimeout), CodeExecutionTimeout, "m (EXECUTOR_TIMEOUT)"},
+		{res(pipeline.StatusFailed, true, pipeline.ExecutorException), CodeToolExecutionError, "m"},
+		{refined(res(pipeline.StatusFailed, true, pipeline.ExecutorException), pipeline.FailureToolInvalid), CodeToolInvalid, "m"},
+		{res(pipeline.StatusFailed, true, pipeline.ExecutorException, pipeline.OutputNotJSON), CodeToolExecutionError, "m"},
+		{res(pipeline.StatusBlocked, true, pipeline.LimitExceeded, pipeline.MemoryExhausted), CodeToolExecutionError, "m (LIMIT_EXCEEDED, MEMORY_EXHAUSTED)"},
+		{res(pipeline.StatusBlocked, false, pipeline.LimitExceeded, pipeline.MemoryExhausted), CodeToolExecutionError, "m (LIMIT_EXCEEDED, MEMORY_EXHAUSTED)"},
+		{res(pipeline.StatusBlocked, true, pipeline.LimitExceeded, pipeline.PayloadTooLarge), CodeToolExecutionError, "m (LIMIT_EXCEEDED, PAYLOAD_TOO_LARGE)"},
+		{res(pipeline.StatusBlocked, false, pipeline.LimitExceeded, pipeline.DepthExceeded), CodeInvalidRequest, "m (LIMIT_EXCEEDED, DEPTH_EXCEEDED)"},
+		{res(pipeline.StatusBlocked, false, pipeline.NonJSONPayload), CodeInvalidRequest, "m (NON_JSON_PAYLOAD)"},
+		{res(pipeline.StatusBlocked, false, pipeline.ActionUnknown), CodeToolNotFound, "m (ACTION_UNKNOWN)"},
+		{refined(res(pipeline.StatusBlocked, false, pipeline.ExecutorInvalid), pipeline.FailureNotFound), CodeToolNotFound, "m"},
+		{res(pipeline.StatusBlocked, false, pipeline.ExecutorInvalid), CodeToolInvalid, "m"},
+		{res(pipeline.StatusBlocked, false, pipeline.AuditLogFailed), CodeInternalError, "the call was refused by the server's governance (AUDIT_LOG_FAILED); trace id t"},
+		{res(pipeline.StatusBlocked, false, pipeline.ExecutorVersionIncompatible), CodeInternalError, "the call was refused by the server's governance (EXECUTOR_VERSION_INCOMPATIBLE); trace id t"},
+		{res(pipeline.StatusBlocked, false, pipeline.InputSchemaInvalid), CodeInvalidRequest, "m (INPUT_SCHEMA_INVALID)"},
+		{res(pipeline.StatusFailed, true, pipeline.OutputSchemaInvalid), CodeToolExecutionError, "m (OUTPUT_SCHEMA_INVALID)"},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.code, mapResult(c.res).Code, c.res.ReasonCodes)
+		got := mapResult(c.res)
+		assert.Equal(t, c.code, got.Code, c.res.ReasonCodes)
+		assert.Equal(t, c.msg, got.Message, c.res.ReasonCodes)
 	}
-	internal := mapResult(res(pipeline.StatusBlocked, "/secret/path failed", pipeline.AuditLogFailed))
-	assert.NotContains(t, internal.Message, "/secret/path", "internals stay in the server's log")
+	// A factory that gave no tool: the protocol's code replaces the
+	// message's prefix.
+	invalid := refined(res(pipeline.StatusFailed, true, pipeline.ExecutorException), pipeline.FailureToolInvalid)
+	invalid.Message = "TOOL_INVALID: the factory returned 3"
+	assert.Equal(t, errDetail{CodeToolInvalid, "the factory returned 3"}, *mapResult(invalid))
 }
 
 func TestBodyWithSurroundingWhitespace(t *testing.T) {

@@ -270,13 +270,14 @@ func (s *Server) step(traceID string) flow.StepFunc {
 // governance refusal (unknown action, version, capabilities, JSON limits,
 // input schema, fuel, stack, memory, output size, an unwritable audit log)
 // will not, and neither will an output that breaks its schema (a pure
-// executor gives the same output again).
+// executor gives the same output again). A tool that proved no tool when
+// it was called is FAILED like an exception, and retried like one.
 func retriable(res pipeline.ActionResult) bool {
-	if slices.Contains(res.ReasonCodes, pipeline.OutputSchemaInvalid) {
-		return false
-	}
-	if res.Status == pipeline.StatusFailed {
+	switch res.Failure {
+	case pipeline.FailureException, pipeline.FailureTimeout:
 		return true
+	case pipeline.FailureToolInvalid:
+		return res.Stage == pipeline.StageRun
 	}
-	return len(res.ReasonCodes) == 1 && res.ReasonCodes[0] == pipeline.ExecutorTimeout
+	return false
 }

@@ -175,6 +175,9 @@ func TestRetriableVerdicts(t *testing.T) {
 		"fuel":    outcome(runtime.FuelExhausted),
 		"memory":  outcome(runtime.MemoryExhausted),
 		"notjson": outcome(runtime.OutputNotJSON),
+		"notatool": func(context.Context, runtime.Input) (runtime.Outcome, error) {
+			return runtime.Outcome{Kind: runtime.Failed, Invalid: true, Message: "TOOL_INVALID: the factory returned 3"}, nil
+		},
 		"engine": func(context.Context, runtime.Input) (runtime.Outcome, error) {
 			return runtime.Outcome{}, errors.New("engine broke")
 		},
@@ -189,6 +192,7 @@ func TestRetriableVerdicts(t *testing.T) {
 		{"act.failed", 3, true, []any{"EXECUTOR_EXCEPTION"}},
 		{"act.notjson", 3, true, []any{"EXECUTOR_EXCEPTION", "OUTPUT_NOT_JSON"}},
 		{"act.timeout", 3, true, []any{"EXECUTOR_TIMEOUT"}},
+		{"act.notatool", 3, true, []any{"EXECUTOR_EXCEPTION"}},
 		{"act.engine", 3, true, []any{"EXECUTOR_EXCEPTION"}},
 		{"act.fuel", 1, false, []any{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}},
 		{"act.memory", 1, false, []any{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}},

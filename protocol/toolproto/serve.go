@@ -315,9 +315,8 @@ func errorFor(res pipeline.ActionResult, thrown *jstool.Exception, timeout time.
 	}
 	// The caller can send another input, or handle the tool's own error;
 	// an output that breaks the tool's own schema is the tool's bug.
-	inputRefused := has(pipeline.NonJSONPayload) || has(pipeline.InputSchemaInvalid) ||
-		has(pipeline.LimitExceeded) && strings.HasPrefix(res.Message, "payload ")
-	toolBug := has(pipeline.OutputSchemaInvalid)
+	inputRefused := res.Failure == pipeline.FailureInput
+	toolBug := res.Failure == pipeline.FailureOutputInvalid
 	return ErrorPayload{Code: string(code), Message: res.Message, Recoverable: res.Status == pipeline.StatusFailed && !toolBug || inputRefused}
 }
 

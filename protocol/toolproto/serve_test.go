@@ -342,7 +342,37 @@ func TestServeSchemaFailures(t *testing.T) {
 	assert.JSONEq(t, `{"sum":3}`, string(s.terminal.Payload))
 
 	failed := pipeline.ActionResult{Status: pipeline.StatusFailed, ReasonCodes: []pipeline.ReasonCode{pipeline.OutputSchemaInvalid},
+		Stage: pipeline.StageOutput, Failure: pipeline.FailureOutputInvalid,
 		Message: "output does not match the output schema at /sum: got string, want number"}
 	assert.Equal(t, ErrorPayload{Code: "OUTPUT_SCHEMA_INVALID", Message: "output does not match the output schema at /sum: got string, want number", Recoverable: false},
 		errorFor(failed, nil, time.Second))
+}
+
+// errorFor maps a verdict from its classification: what the caller can fix
+// (the input) or handle (the tool's failure) is recoverable; a limit, a
+// refusal, or an output that breaks the tool's own schema is not. The
+// messages here say nothing of the kind.
+func TestErrorForMapsTheClassification(t *testing.T) {
+	res := func(status pipeline.Status, ran bool, codes ...pipeline.ReasonCode) pipeline.ActionResult {
+		r := pipeline.ActionResult{Status: status, Message: "m", ReasonCodes: codes}
+		r.Stage, r.Failure = pipeline.Classify(codes, ran)
+		return r
+	}
+	cases := []struct {
+		res  pipeline.ActionResult
+		want ErrorPayload
+	}{
+		{res(pipeline.StatusBlocked, false, pipeline.LimitExceeded, pipeline.PayloadTooLarge), ErrorPayload{Code: "PAYLOAD_TOO_LARGE", Message: "m", Recoverable: true}},
+		{res(pipeline.StatusBlocked, true, pipeline.LimitExceeded, pipeline.PayloadTooLarge), ErrorPayload{Code: "PAYLOAD_TOO_LARGE", Message: "m", Recoverable: false}},
+		{res(pipeline.StatusBlocked, false, pipeline.NonJSONPayload), ErrorPayload{Code: "NON_JSON_PAYLOAD", Message: "m", Recoverable: true}},
+		{res(pipeline.StatusBlocked, false, pipeline.InputSchemaInvalid), ErrorPayload{Code: "INPUT_SCHEMA_INVALID", Message: "m", Recoverable: true}},
+		{res(pipeline.StatusFailed, true, pipeline.ExecutorException), ErrorPayload{Code: "EXECUTOR_EXCEPTION", Message: "m", Recoverable: true}},
+		{res(pipeline.StatusFailed, true, pipeline.OutputSchemaInvalid), ErrorPayload{Code: "OUTPUT_SCHEMA_INVALID", Message: "m", Recoverable: false}},
+		{res(pipeline.StatusBlocked, true, pipeline.LimitExceeded, pipeline.FuelExhausted), ErrorPayload{Code: "FUEL_EXHAUSTED", Message: "m", Recoverable: false}},
+		{res(pipeline.StatusBlocked, false, pipeline.ExecutorInvalid), ErrorPayload{Code: "EXECUTOR_INVALID", Message: "m", Recoverable: false}},
+		{res(pipeline.StatusBlocked, true, pipeline.ExecutorTimeout), ErrorPayload{Code: "EXECUTOR_TIMEOUT", Message: "the tool ran longer than its timeoutMs of 1000 ms"}},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, errorFor(c.res, nil, time.Second), c.res.ReasonCodes, c.res.Stage)
+	}
 }
