@@ -24,9 +24,9 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/internal/bridge"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -136,10 +136,16 @@ type Runtime struct {
 	running sync.WaitGroup
 	done    chan struct{}
 
-	engine   runtime.Engine
-	registry *pipeline.Registry
-	sink     audit.Sink
-	pipeline *pipeline.Pipeline
+	engine  runtime.Engine
+	sink    audit.Sink
+	results pipeline.Results
+	// current is the pipeline over the registry as it stands: a change to
+	// the registry (registry.go) stores a new one over a changed copy, so
+	// that an execution sees one registry from start to end, and a change
+	// never waits for executions.
+	current atomic.Pointer[pipeline.Pipeline]
+	// changing serializes changes to the registry.
+	changing sync.Mutex
 }
 
 // New returns a Runtime built from opts: it starts the engine (WithEngine,
@@ -177,13 +183,9 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		_ = engine.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	return &Runtime{
-		done:     make(chan struct{}),
-		engine:   engine,
-		registry: reg,
-		sink:     sink,
-		pipeline: pipeline.New(reg, sink, pipeline.WithResults(o.results)),
-	}, nil
+	r := &Runtime{done: make(chan struct{}), engine: engine, sink: sink, results: o.results}
+	r.current.Store(pipeline.New(reg, sink, pipeline.WithResults(o.results)))
+	return r, nil
 }
 
 // Execute runs one action and returns its verdict. Everything an executor
@@ -203,7 +205,7 @@ func (r *Runtime) Execute(ctx context.Context, req ActionRequest) (ActionResult,
 		return ActionResult{}, ErrClosed
 	}
 	defer r.running.Done()
-	return r.pipeline.Execute(ctx, req)
+	return r.current.Load().Execute(ctx, req)
 }
 
 // acquire counts one more use of the runtime under way, unless it is closed
@@ -214,7 +216,7 @@ func (r *Runtime) acquire() bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || r.pipeline == nil {
+	if r.closed || r.current.Load() == nil {
 		return false
 	}
 	r.running.Add(1)
@@ -241,7 +243,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		return nil
 	}
 	r.mu.Lock()
-	if r.closed || r.pipeline == nil {
+	if r.closed || r.current.Load() == nil {
 		r.mu.Unlock()
 		if r.done != nil {
 			<-r.done
@@ -253,14 +255,4 @@ func (r *Runtime) Close(ctx context.Context) error {
 	defer close(r.done)
 	r.running.Wait()
 	return errors.Join(r.sink.Close(), r.engine.Close(context.WithoutCancel(ctx)))
-}
-
-func init() {
-	bridge.Acquire = func(rt any) (bridge.Parts, func(), error) {
-		r, _ := rt.(*Runtime)
-		if !r.acquire() {
-			return bridge.Parts{}, nil, ErrClosed
-		}
-		return bridge.Parts{Engine: r.engine.Name(), Registry: r.registry}, r.running.Done, nil
-	}
 }

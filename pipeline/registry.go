@@ -37,7 +37,9 @@ type Route struct {
 
 // Registry maps actions to executors. Build it completely (Add*, or
 // LoadRegistry) before the first Execute; afterwards it is read-only and safe
-// for concurrent use.
+// for concurrent use. To change what a running pipeline serves, change a
+// Clone and give it to a new pipeline (copy-on-write): an execution sees
+// one registry from start to end.
 type Registry struct {
 	executors map[string]executorSlot
 	actions   map[string]Route
@@ -55,6 +57,37 @@ type executorSlot struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
 	return &Registry{executors: map[string]executorSlot{}, actions: map[string]Route{}}
+}
+
+// Clone returns a registry with the same executors and routes, which can
+// be changed without changing r.
+func (r *Registry) Clone() *Registry {
+	c := &Registry{executors: make(map[string]executorSlot, len(r.executors)), actions: make(map[string]Route, len(r.actions))}
+	for id, s := range r.executors {
+		c.executors[id] = s
+	}
+	for a, route := range r.actions {
+		route.Capabilities = slices.Clone(route.Capabilities)
+		c.actions[a] = route
+	}
+	return c
+}
+
+// RemoveExecutor unregisters the executor id, reporting whether it was
+// registered. Routes to it stay, and block their requests with
+// EXECUTOR_NOT_FOUND until another executor is registered as id.
+func (r *Registry) RemoveExecutor(id string) bool {
+	_, ok := r.executors[id]
+	delete(r.executors, id)
+	return ok
+}
+
+// RemoveAction unroutes action, reporting whether it was routed: its
+// requests are ACTION_UNKNOWN until it is routed again.
+func (r *Registry) RemoveAction(action string) bool {
+	_, ok := r.actions[action]
+	delete(r.actions, action)
+	return ok
 }
 
 // AddExecutor registers e under id.
@@ -249,6 +282,34 @@ func (r *Registry) Problems() []string {
 		}
 	}
 	return out
+}
+
+// Problem says why requests to action would be blocked before running, as
+// Problems does, and "" when they would not.
+func (r *Registry) Problem(action string) string {
+	if _, _, _, ref := r.resolve(action); ref != nil {
+		return fmt.Sprintf("%s: %s (%s)", action, ref.codes(), ref.msg)
+	}
+	return ""
+}
+
+// Route returns the route of action.
+func (r *Registry) Route(action string) (Route, bool) {
+	route, ok := r.actions[action]
+	return route, ok
+}
+
+// Unusable says why the executor registered as id cannot run (its code is
+// missing or was refused), and "" when it can or is not registered.
+func (r *Registry) Unusable(id string) string {
+	s := r.executors[id]
+	switch {
+	case s.missing != nil:
+		return s.missing.Error()
+	case s.broken != nil:
+		return s.broken.Error()
+	}
+	return ""
 }
 
 // RegistryFile is the on-disk registry configuration.

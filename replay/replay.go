@@ -3,9 +3,9 @@
 // instance, compares the results field by field, and checks them against an
 // audit log. It is what `wasmgate replay` runs.
 //
-// It drives the governed pipeline from outside: each run goes through a
-// pipeline of its own on the runtime's registry, whose audit records are
-// kept in memory for that run only, so a replay records nothing.
+// It drives each runtime through its public API: every run is a
+// Runtime.DryRun, whose audit records are kept in memory for that run only,
+// so a replay records nothing.
 package replay
 
 import (
@@ -22,7 +22,6 @@ import (
 
 	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/internal/bridge"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -254,17 +253,16 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return Report{}, errors.New("replay: no runtimes")
 	}
 	names := make([]runtime.EngineName, len(cfg.Runtimes))
-	regs := make([]*pipeline.Registry, len(cfg.Runtimes))
 	for i, rt := range cfg.Runtimes {
 		if slices.Contains(cfg.Runtimes[:i], rt) {
 			return Report{}, fmt.Errorf("replay: runtime %d is runtime %d again", i+1, slices.Index(cfg.Runtimes, rt)+1)
 		}
-		parts, release, err := bridge.Acquire(rt)
-		if err != nil {
-			return Report{}, fmt.Errorf("replay: runtime %d: %w", i+1, err)
+		if rt.Actions() == nil {
+			// Only a closed runtime (or one New did not make) lists no
+			// actions at all, not even none.
+			return Report{}, fmt.Errorf("replay: runtime %d: %w", i+1, wasmgate.ErrClosed)
 		}
-		defer release()
-		names[i], regs[i] = parts.Engine, parts.Registry
+		names[i] = rt.Engine()
 		if slices.Contains(names[:i], names[i]) {
 			return Report{}, fmt.Errorf("replay: engine %s is listed twice", names[i])
 		}
@@ -274,7 +272,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return Report{}, err
 	}
 
-	results, err := runCorpus(ctx, corpus, regs, names, runs, cfg.Progress)
+	results, err := runCorpus(ctx, corpus, cfg.Runtimes, names, runs, cfg.Progress)
 	if err != nil {
 		return Report{}, err
 	}
@@ -357,8 +355,8 @@ func (o *replayed) timedOut() bool {
 
 // runCorpus executes every run of every request and returns, per request,
 // the runs engine by engine, run by run.
-func runCorpus(ctx context.Context, corpus []Request, regs []*pipeline.Registry, names []runtime.EngineName, runs int, progress func(done, total int)) ([][]replayed, error) {
-	perRequest := len(regs) * runs
+func runCorpus(ctx context.Context, corpus []Request, rts []*wasmgate.Runtime, names []runtime.EngineName, runs int, progress func(done, total int)) ([][]replayed, error) {
+	perRequest := len(rts) * runs
 	total := len(corpus) * perRequest
 	results := make([][]replayed, len(corpus))
 	remaining := make([]atomic.Int32, len(corpus))
@@ -386,7 +384,7 @@ func runCorpus(ctx context.Context, corpus []Request, regs []*pipeline.Registry,
 				}
 				req, slot := n/perRequest, n%perRequest
 				engine, run := slot/runs, slot%runs
-				o, err := replayOnce(ctx, regs[engine], corpus[req].Request)
+				o, err := replayOnce(ctx, rts[engine], corpus[req].Request)
 				if err != nil {
 					failOnce.Do(func() {
 						failure = fmt.Errorf("replay: corpus line %d (%s) on %s, run %d: %w",
@@ -416,24 +414,16 @@ func runCorpus(ctx context.Context, corpus []Request, regs []*pipeline.Registry,
 	return results, nil
 }
 
-// replayOnce executes req once, through a pipeline whose audit records are
-// kept in memory only for the verdict's module digest.
-func replayOnce(ctx context.Context, reg *pipeline.Registry, req pipeline.ActionRequest) (replayed, error) {
-	sink := audit.NewMemorySink()
-	res, err := pipeline.New(reg, sink).Execute(ctx, req)
+// replayOnce executes req once, recording nothing; the verdict's record
+// gives the module digest.
+func replayOnce(ctx context.Context, rt *wasmgate.Runtime, req pipeline.ActionRequest) (replayed, error) {
+	res, rec, err := rt.DryRun(ctx, req)
 	if err != nil {
 		return replayed{}, err
 	}
-	recs := sink.Verdicts()
-	if len(recs) != 1 {
-		// The record was refused: the result is AUDIT_LOG_FAILED and the
-		// module digest unknown, which is the replay's failure, not the
-		// executor's.
-		return replayed{}, fmt.Errorf("%w: the run's audit record was refused: %s", pipeline.ErrInternal, res.Message)
-	}
 	return replayed{
-		status: res.Status, reasons: res.ReasonCodes, inputDigest: res.InputDigest, envDigest: recs[0].EnvDigest,
-		outputDigest: res.OutputDigest, fuel: res.FuelUsed, moduleDigest: recs[0].ModuleDigest,
+		status: res.Status, reasons: res.ReasonCodes, inputDigest: res.InputDigest, envDigest: rec.EnvDigest,
+		outputDigest: res.OutputDigest, fuel: res.FuelUsed, moduleDigest: rec.ModuleDigest,
 	}, nil
 }
 

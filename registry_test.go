@@ -1,0 +1,155 @@
+package wasmgate_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmgate/wasmgate"
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// Executors and actions added at run time are served from the next
+// execution on; a change that would block requests is refused whole.
+func TestRuntimeAddsExecutorsAndActions(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t, sumRegistry()...)
+	require.NoError(t, rt.AddExecutor(ctx, "echo", wasmgate.ExecutorSource{Wasm: "testdata/echo.wasm"}))
+	require.NoError(t, rt.AddAction("echo", wasmgate.Route{Executor: "echo", Version: "^1.0.0"}))
+	assert.Equal(t, []string{"echo", "math.sum"}, rt.Actions())
+	res := execute(t, rt, wasmgate.ActionRequest{Action: "echo", Payload: json.RawMessage(`{"b":1,"a":2}`)})
+	assert.Equal(t, wasmgate.StatusSuccess, res.Status, res.Message)
+	assert.JSONEq(t, `{"a":2,"b":1}`, string(res.Output))
+
+	refused := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"executor twice", rt.AddExecutor(ctx, "echo", wasmgate.ExecutorSource{Wasm: "testdata/echo.wasm"}), `executor "echo" is registered twice`},
+		{"missing code", rt.AddExecutor(ctx, "gone", wasmgate.ExecutorSource{Wasm: "testdata/gone.wasm"}), `executor "gone": `},
+		{"refused code", rt.AddExecutor(ctx, "env_import", wasmgate.ExecutorSource{Wasm: "testdata/refused/env_import.wasm"}), `executor "env_import": `},
+		{"another executor_id", rt.AddExecutor(ctx, "shout", wasmgate.ExecutorSource{Wasm: "testdata/upper.wasm"}), `declares executor_id "upper", but is registered as "shout"`},
+		{"action twice", rt.AddAction("echo", wasmgate.Route{Executor: "echo", Version: "*"}), `action "echo" is registered twice`},
+		{"no such executor", rt.AddAction("ghost", wasmgate.Route{Executor: "ghost", Version: "*"}), `ghost: EXECUTOR_NOT_FOUND`},
+		{"a version it does not match", rt.AddAction("echo2", wasmgate.Route{Executor: "echo", Version: "^2.0.0"}), `echo2: EXECUTOR_VERSION_INCOMPATIBLE`},
+		{"a bad name", rt.AddAction("two words", wasmgate.Route{Executor: "echo", Version: "*"}), `may only hold printable ASCII without spaces`},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			require.ErrorIs(t, c.err, wasmgate.ErrInvalidRegistry)
+			assert.Contains(t, c.err.Error(), c.want)
+		})
+	}
+	assert.Equal(t, []string{"echo", "math.sum"}, rt.Actions(), "a refused change changes nothing")
+	res = execute(t, rt, wasmgate.ActionRequest{Action: "ghost", Payload: json.RawMessage(`{}`)})
+	assert.Equal(t, []wasmgate.ReasonCode{"ACTION_UNKNOWN"}, res.ReasonCodes)
+}
+
+// Replacing a route or an executor takes effect from the next execution;
+// a replacement that would block the routes to it is refused.
+func TestRuntimeReplacesExecutorsAndActions(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t, sumRegistry()...)
+	require.NoError(t, rt.AddExecutor(ctx, "echo", wasmgate.ExecutorSource{Wasm: "testdata/echo.wasm"}))
+	require.NoError(t, rt.ReplaceAction("math.sum", wasmgate.Route{Executor: "echo", Version: "*"}))
+	res := execute(t, rt, sumRequest(`{"numbers":[1,2]}`))
+	assert.Equal(t, "echo", res.ExecutorID)
+	assert.JSONEq(t, `{"numbers":[1,2]}`, string(res.Output))
+
+	require.NoError(t, rt.ReplaceAction("math.sum", wasmgate.Route{Executor: "sum", Version: "^1.0.0"}))
+	require.NoError(t, rt.ReplaceExecutor(ctx, "sum", wasmgate.ExecutorSource{Wasm: "testdata/sum.wasm"}))
+	res = execute(t, rt, sumRequest(`{"numbers":[1,2]}`))
+	assert.JSONEq(t, `{"sum":3}`, string(res.Output))
+
+	err := rt.ReplaceExecutor(ctx, "sum", wasmgate.ExecutorSource{Wasm: "testdata/upper.wasm"})
+	require.ErrorIs(t, err, wasmgate.ErrInvalidRegistry)
+	assert.Contains(t, err.Error(), `declares executor_id "upper", but is registered as "sum"`)
+	err = rt.ReplaceAction("math.sum", wasmgate.Route{Executor: "sum", Version: "^3.0.0"})
+	require.ErrorIs(t, err, wasmgate.ErrInvalidRegistry)
+	res = execute(t, rt, sumRequest(`{"numbers":[1,2]}`))
+	assert.JSONEq(t, `{"sum":3}`, string(res.Output), "refused replacements change nothing")
+}
+
+// heldExecutor answers with its name once release is closed.
+type heldExecutor struct {
+	name             string
+	started, release chan struct{}
+}
+
+func (h *heldExecutor) Manifest() runtime.Manifest {
+	return runtime.Manifest{ExecutorID: h.name, Version: "1.0.0"}
+}
+func (h *heldExecutor) ModuleDigest() string { return strings.Repeat("0", 64) }
+func (h *heldExecutor) Execute(context.Context, runtime.Input) (runtime.Outcome, error) {
+	if h.started != nil {
+		close(h.started)
+		<-h.release
+	}
+	return runtime.Outcome{Kind: runtime.Completed, Output: []byte(`"` + h.name + `"`), FuelUsed: 1}, nil
+}
+
+// An execution sees one registry from start to end: a change made while it
+// runs does not wait for it, and reaches only the executions after it.
+func TestRuntimeChangesDoNotReachExecutionsUnderWay(t *testing.T) {
+	ctx := context.Background()
+	old := &heldExecutor{name: "old", started: make(chan struct{}), release: make(chan struct{})}
+	rt := newRuntime(t, wasmgate.WithRegistry(func(context.Context, runtime.Engine) (*pipeline.Registry, error) {
+		reg := pipeline.NewRegistry()
+		if err := reg.AddExecutor("old", old); err != nil {
+			return nil, err
+		}
+		return reg, reg.AddAction("a", pipeline.Route{Executor: "old", Version: "*"})
+	}))
+	running := make(chan wasmgate.ActionResult)
+	go func() {
+		res, _ := rt.Execute(ctx, wasmgate.ActionRequest{Action: "a", Payload: json.RawMessage(`1`)})
+		running <- res
+	}()
+	<-old.started
+	require.NoError(t, rt.ChangeRegistry(ctx, func(_ context.Context, reg *pipeline.Registry, _ runtime.Engine) error {
+		if err := reg.AddExecutor("new", &heldExecutor{name: "new"}); err != nil {
+			return err
+		}
+		reg.RemoveAction("a")
+		return reg.AddAction("a", pipeline.Route{Executor: "new", Version: "*"})
+	}), "the change is made while an execution runs")
+	assert.Equal(t, `"new"`, string(execute(t, rt, wasmgate.ActionRequest{Action: "a", Payload: json.RawMessage(`1`)}).Output))
+	close(old.release)
+	assert.Equal(t, `"old"`, string((<-running).Output), "the execution under way keeps its registry")
+}
+
+// A dry run is an execution on the same registry and engine that records
+// nothing: the verdict's record comes back with the result instead.
+func TestRuntimeDryRunRecordsNothing(t *testing.T) {
+	sink := audit.NewMemorySink()
+	rt := newRuntime(t, append(sumRegistry(), wasmgate.WithAuditSink(sink))...)
+	res, rec, err := rt.DryRun(context.Background(), sumRequest(`{"numbers":[1,2]}`))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sum":3}`, string(res.Output))
+	assert.Equal(t, audit.EventActionAudit, rec.EventType)
+	assert.Equal(t, string(res.Status), rec.Status)
+	assert.Equal(t, res.OutputDigest, rec.OutputDigest)
+	assert.Len(t, rec.ModuleDigest, 64)
+	assert.Empty(t, sink.Records(), "the runtime's log has nothing of it")
+	assert.Equal(t, wasmgate.EngineWazero, rt.Engine())
+}
+
+func TestRuntimeChangesAfterClose(t *testing.T) {
+	ctx := context.Background()
+	rt, err := wasmgate.New(ctx, sumRegistry()...)
+	require.NoError(t, err)
+	require.NoError(t, rt.Close(ctx))
+	assert.ErrorIs(t, rt.AddExecutor(ctx, "echo", wasmgate.ExecutorSource{Wasm: "testdata/echo.wasm"}), wasmgate.ErrClosed)
+	assert.ErrorIs(t, rt.AddAction("x", wasmgate.Route{Executor: "sum", Version: "*"}), wasmgate.ErrClosed)
+	_, _, err = rt.DryRun(ctx, sumRequest(`{"numbers":[1]}`))
+	assert.ErrorIs(t, err, wasmgate.ErrClosed)
+	assert.Nil(t, rt.Actions())
+	assert.ErrorIs(t, rt.ChangeRegistry(ctx, nil), wasmgate.ErrInvalidOption)
+}
