@@ -188,3 +188,13 @@ func (r *Runtime) DryRun(ctx context.Context, req ActionRequest) (ActionResult, 
 	}
 	return res, recs[0], nil
 }
+
+// ActionManifest is the manifest of the executor action routes to, when it
+// can run (fronts announce an action's schemas from it).
+func (r *Runtime) ActionManifest(action string) (runtime.Manifest, bool) {
+	if !r.acquire() {
+		return runtime.Manifest{}, false
+	}
+	defer r.running.Done()
+	return r.current.Load().ActionManifest(action)
+}

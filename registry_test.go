@@ -153,3 +153,12 @@ func TestRuntimeChangesAfterClose(t *testing.T) {
 	assert.Nil(t, rt.Actions())
 	assert.ErrorIs(t, rt.ChangeRegistry(ctx, nil), wasmgate.ErrInvalidOption)
 }
+
+func TestRuntimeActionManifest(t *testing.T) {
+	rt := newRuntime(t, sumRegistry()...)
+	m, ok := rt.ActionManifest("math.sum")
+	require.True(t, ok)
+	assert.Equal(t, "sum", m.ExecutorID)
+	_, ok = rt.ActionManifest("nope")
+	assert.False(t, ok)
+}

@@ -218,29 +218,19 @@ func (e env) repRunner(ctx context.Context, nf natsFlags, name runtime.EngineNam
 		logger.Info("dispatching steps to NATS workers", "nats", c.NC.ConnectedUrl(), "prefix", c.Names.Prefix)
 		return client, closeFn, nil
 	}
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(cache)))
+	rt, err := openRuntime(ctx, runtimeFlags{engine: name, cacheDir: cache, audit: auditPath, lockWait: lockWait},
+		func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
+			return e.loadRegistry(ctx, engine, sourceFlags{config: config}, "", runtime.Limits{},
+				func(problem string) { logger.Warn("registry problem", "problem", problem) })
+		})
 	if err != nil {
 		return nil, nil, err
 	}
-	closers = append(closers, func() { engine.Close(context.WithoutCancel(ctx)) })
-	reg, err := e.loadRegistry(ctx, engine, sourceFlags{config: config}, "", runtime.Limits{},
-		func(problem string) { logger.Warn("registry problem", "problem", problem) })
-	if err != nil {
-		return nil, nil, err
-	}
-	var sink audit.Sink
-	if auditPath != "" {
-		fsink, err := openAuditLog(auditPath, lockWait)
-		if err != nil {
-			return nil, nil, err
-		}
-		sink = fsink
-	} else {
+	if auditPath == "" {
 		logger.Warn("no --audit file: audit records are checked and dropped")
-		sink = audit.NewDiscardSink()
 	}
-	closers = append(closers, func() { sink.Close() })
-	return pipeline.New(reg, sink), closeFn, nil
+	closers = append(closers, func() { _ = rt.Close(context.WithoutCancel(ctx)) })
+	return rt, closeFn, nil
 }
 
 // repDefaults are what the orchestrator passes through the environment

@@ -166,32 +166,19 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 		return none, err
 	}
 
-	opts := []wg.Option{
-		wg.WithEngine(engineName),
-		wg.WithCompilationCacheDir(cacheDir(f.cacheDir)),
-		wg.WithResults(results),
-	}
-	if f.audit != "" {
-		if err := checkLockWait(f.auditLockWait); err != nil {
-			return none, err
-		}
-		opts = append(opts, wg.WithAuditFile(f.audit, audit.WithLockWait(f.auditLockWait)))
-	}
-	var reg *pipeline.Registry
-	rt, err := wg.New(ctx, append(opts, wg.WithRegistry(func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
-		var err error
-		reg, err = e.loadRegistry(ctx, engine, f.src, f.action, f.limits,
+	rf := runtimeFlags{engine: engineName, cacheDir: f.cacheDir, audit: f.audit, lockWait: f.auditLockWait, results: results}
+	rt, err := openRuntime(ctx, rf, func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
+		return e.loadRegistry(ctx, engine, f.src, f.action, f.limits,
 			func(problem string) { fmt.Fprintf(e.stderr, "wasmgate run: warning: %s\n", problem) })
-		return reg, err
-	}))...)
+	})
 	if err != nil {
-		return none, auditLogError(err, f.audit)
+		return none, err
 	}
 	defer rt.Close(ctx)
 
 	action := f.action
 	if action == "" {
-		action = reg.Actions()[0]
+		action = rt.Actions()[0]
 	}
 	res, err := rt.Execute(ctx, wg.ActionRequest{Action: action, Payload: payload, TraceID: f.traceID})
 	if errors.Is(err, wg.ErrInvalidRequest) {

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	wg "github.com/wasmgate/wasmgate"
+	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/runtime"
+)
+
+// runtimeFlags are what every command that executes is given in the same
+// flags (--engine, --cache-dir, --audit, --audit-lock-wait, --results), from
+// which it opens its one Runtime.
+type runtimeFlags struct {
+	engine   runtime.EngineName
+	cacheDir string // the --cache-dir flag, as cacheDir reads it
+	audit    string // empty: records are checked and dropped
+	lockWait time.Duration
+	results  pipeline.Results
+}
+
+// openRuntime opens the command's Runtime on the registry build makes on
+// its engine, audited to f.audit.
+//
+// # Errors
+//
+// New's; an audit log that is torn or held says what to do about it
+// (auditLogError), and a negative --audit-lock-wait is a usage error.
+func openRuntime(ctx context.Context, f runtimeFlags, build func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error)) (*wg.Runtime, error) {
+	opts := []wg.Option{
+		wg.WithEngine(f.engine),
+		wg.WithCompilationCacheDir(cacheDir(f.cacheDir)),
+		wg.WithResults(f.results),
+		wg.WithRegistry(build),
+	}
+	if f.audit != "" {
+		if err := checkLockWait(f.lockWait); err != nil {
+			return nil, err
+		}
+		opts = append(opts, wg.WithAuditFile(f.audit, audit.WithLockWait(f.lockWait)))
+	}
+	rt, err := wg.New(ctx, opts...)
+	if err != nil {
+		return nil, auditLogError(err, f.audit)
+	}
+	return rt, nil
+}
