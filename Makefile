@@ -10,18 +10,19 @@ PKGS    := ./...
 
 all: build
 
-build: engine
+build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/wasmgate
 
 # The same command with the wasmtime engine too (cgo; links wasmtime's static
 # library, see README).
-build-wasmtime: engine
+build-wasmtime:
 	$(GO) build -trimpath -tags wasmtime -o $(BIN) ./cmd/wasmgate
 
-# The QuickJS engine module, fetched from npm at a pinned version and hash
-# into jstool/engine/, and the libraries behind the Node built-ins, installed
-# from npm by their lock file and bundled into jstool/nodelib/dist/: the
-# binary embeds both.
+# Refreshes what the JavaScript kind embeds, both committed so that a build
+# needs neither this step nor npm: the QuickJS engine module, fetched from
+# npm at a pinned version and hash into jstool/engine/, and the libraries
+# behind the Node built-ins, installed from npm by their lock file and
+# bundled into jstool/nodelib/dist/. Commit what it changes.
 engine:
 	@bash scripts/fetch-quickjs.sh >/dev/null
 	@GO=$(GO) bash scripts/build-nodelib.sh >/dev/null

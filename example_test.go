@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/replay"
 )
 
@@ -41,10 +42,12 @@ func ExampleNew() {
 
 // ExampleWithExecutor_jsTool runs a TypeScript tool: the file is bundled,
 // its manifest read from slugify.manifest.json beside it, and it runs in the
-// QuickJS engine, itself a Wasm module, under the same governance.
+// QuickJS engine, itself a Wasm module, under the same governance. JS is an
+// executor kind the program gives (js.Kind()); the engine and Node's
+// library are embedded in the module, so `go get` is all it takes.
 func ExampleWithExecutor_jsTool() {
 	ctx := context.Background()
-	rt, err := wasmgate.New(ctx,
+	rt, err := wasmgate.New(ctx, wasmgate.WithKind(js.Kind()),
 		wasmgate.WithExecutor("slugify", wasmgate.ExecutorSource{JS: "guests/js/slugify.ts"}),
 		wasmgate.WithAction("text.slug", wasmgate.Route{Executor: "slugify", Version: "^1.0.0", Capabilities: []string{"TEXT"}}))
 	if err != nil {

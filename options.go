@@ -35,6 +35,9 @@ type options struct {
 
 	results pipeline.Results
 
+	// kinds load the executors' code that is not Wasm (WithKind).
+	kinds []pipeline.Kind
+
 	// errs are the problems options found in their own arguments.
 	errs []error
 }
@@ -201,7 +204,7 @@ func (o *options) check() error {
 func (o *options) loadRegistry(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
 	switch {
 	case o.registryFile != "":
-		return pipeline.LoadRegistry(ctx, o.registryFile, engine)
+		return pipeline.LoadRegistry(ctx, o.registryFile, engine, o.kinds...)
 	case o.registryFunc != nil:
 		reg, err := o.registryFunc(ctx, engine)
 		if err == nil && reg == nil {
@@ -209,7 +212,7 @@ func (o *options) loadRegistry(ctx context.Context, engine runtime.Engine) (*pip
 		}
 		return reg, err
 	}
-	reg := pipeline.NewRegistry()
+	reg := pipeline.NewRegistry(o.kinds...)
 	for _, e := range o.executors {
 		if err := reg.AddSource(ctx, engine, e.id, e.src); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidRegistry, err)

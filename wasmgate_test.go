@@ -17,6 +17,7 @@ import (
 
 	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -106,7 +107,7 @@ func TestNewRefusesABrokenRegistryOfValues(t *testing.T) {
 			`math.sum: EXECUTOR_VERSION_INCOMPATIBLE`},
 		{"capability lacking", []wasmgate.Option{wasmgate.WithExecutor("sum", sum), wasmgate.WithAction("math.sum", wasmgate.Route{Executor: "sum", Version: "*", Capabilities: []string{"MATH", "NET"}})},
 			`math.sum: EXECUTOR_CAPABILITY_MISSING (action "math.sum" requires capability NET`},
-		{"package not in the tool store", []wasmgate.Option{wasmgate.WithExecutor("shout", wasmgate.ExecutorSource{Package: "text-tools@1.0.0", Tool: "shout", ToolsDir: t.TempDir()}), wasmgate.WithAction("shout", wasmgate.Route{Executor: "shout", Version: "*"})},
+		{"package not in the tool store", []wasmgate.Option{wasmgate.WithKind(js.Kind()), wasmgate.WithExecutor("shout", wasmgate.ExecutorSource{Package: "text-tools@1.0.0", Tool: "shout", ToolsDir: t.TempDir()}), wasmgate.WithAction("shout", wasmgate.Route{Executor: "shout", Version: "*"})},
 			`shout: EXECUTOR_NOT_FOUND (executor "shout": NOT_INSTALLED: text-tools@1.0.0 is not in the tool store`},
 		{"no actions", []wasmgate.Option{wasmgate.WithExecutor("sum", sum)}, "no actions: route one with WithAction"},
 		{"executor twice", []wasmgate.Option{wasmgate.WithExecutor("sum", sum), wasmgate.WithExecutor("sum", sum), wasmgate.WithAction("math.sum", route)},
@@ -168,7 +169,7 @@ func TestExecutorFromEverySource(t *testing.T) {
 	clear(wasm)          // the options copied the bytes
 	caps[0] = "NET"      // and the capabilities
 	module.Module = wasm // and the source itself
-	rt := newRuntime(t, opt, route,
+	rt := newRuntime(t, opt, route, wasmgate.WithKind(js.Kind()),
 		wasmgate.WithExecutor("sum", wasmgate.ExecutorSource{Wasm: "testdata/sum.wasm"}),
 		wasmgate.WithAction("file", wasmgate.Route{Executor: "sum", Version: "1.0.0"}),
 		wasmgate.WithExecutor("slugify", wasmgate.ExecutorSource{JS: "guests/js/slugify.ts"}),

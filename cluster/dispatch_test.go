@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 )
@@ -120,7 +121,7 @@ func TestDispatchSameAsInProcess(t *testing.T) {
 	cl := d.client(t, ClientOptions{})
 	require.Equal(t, []string{"math.sort", "math.sum", "text.stats", "text.trim", "text.upper"}, cl.Actions())
 
-	reg, err := pipeline.LoadRegistry(context.Background(), d.config, registryEngine(t))
+	reg, err := pipeline.LoadRegistry(context.Background(), d.config, registryEngine(t), js.Kind())
 	require.NoError(t, err)
 	local := pipeline.New(reg, audit.NewMemorySink())
 

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -256,7 +257,7 @@ func artifactOf(src pipeline.ExecutorSource, id, configDir string) (kind string,
 	}
 	// The executor id alone is the manifest of a tool that carries none,
 	// as in pipeline.LoadRegistry.
-	bundle, man, err := pipeline.ResolveJS(src, runtime.Manifest{ExecutorID: id})
+	bundle, man, err := js.Resolve(src, runtime.Manifest{ExecutorID: id})
 	if err != nil {
 		return "", nil, err
 	}
@@ -384,7 +385,7 @@ func loadPublished(ctx context.Context, c *Conn, engine runtime.Engine, cacheDir
 		return nil, Revision{}, fmt.Errorf("registry revision %d: object store %s: %w", rev.KV, c.Names.ModulesBucket(), err)
 	}
 	f := artifactFetcher{obs: obs, bucket: c.Names.ModulesBucket(), cacheDir: cacheDir}
-	r := pipeline.NewRegistry()
+	r := pipeline.NewRegistry(js.Kind())
 	for _, id := range registryKeys(doc.Executors) {
 		kind, digest, err := doc.Executors[id].kindDigest()
 		if err != nil {
@@ -434,7 +435,7 @@ func sourceOf(kind, digest string, b []byte) (pipeline.ExecutorSource, error) {
 		return pipeline.ExecutorSource{}, fmt.Errorf("JS tool artifact %s: manifest: %w", digest, err)
 	}
 	return pipeline.ExecutorSource{
-		Bundle:   &jstool.Bundle{Source: []byte(a.Source), Entry: a.Entry},
+		Bundle:   &pipeline.Bundle{Source: []byte(a.Source), Entry: a.Entry},
 		Manifest: &a.Manifest,
 		Tool:     a.Export,
 	}, nil

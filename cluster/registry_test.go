@@ -17,6 +17,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -127,7 +128,7 @@ func TestRegistryPublishAndLoad(t *testing.T) {
 
 	// What runs is what LoadRegistry runs from the configuration file
 	// itself: the same output, the same executor identity.
-	local, err := pipeline.LoadRegistry(ctx, config, registryEngine(t))
+	local, err := pipeline.LoadRegistry(ctx, config, registryEngine(t), js.Kind())
 	require.NoError(t, err)
 	for _, tc := range []struct{ action, payload, want string }{
 		{"text.upper", `{"text":"hello"}`, `{"text":"HELLO"}`},
@@ -178,7 +179,7 @@ func TestRegistryProblemsAsLoadRegistry(t *testing.T) {
 
 	published, _, err := LoadPublished(ctx, c, registryEngine(t), "")
 	require.NoError(t, err)
-	local, err := pipeline.LoadRegistry(ctx, config, registryEngine(t))
+	local, err := pipeline.LoadRegistry(ctx, config, registryEngine(t), js.Kind())
 	require.NoError(t, err)
 	codes := func(problems []string) []string {
 		var out []string
@@ -396,7 +397,7 @@ func TestRegistryPublishesFuelBeyond2to53(t *testing.T) {
 	require.NoError(t, err)
 	res := executeAction(t, reg, "math.sum", `{"numbers":[1,2]}`)
 	assert.Equal(t, `{"sum":3}`, string(res.Output))
-	local, err := pipeline.LoadRegistry(ctx, config, registryEngine(t))
+	local, err := pipeline.LoadRegistry(ctx, config, registryEngine(t), js.Kind())
 	require.NoError(t, err)
 	assert.Equal(t, executeAction(t, local, "math.sum", `{"numbers":[1,2]}`).FuelUsed, res.FuelUsed)
 }

@@ -1,5 +1,9 @@
-// Package host defines everything a guest can see: the ABI v1 calling
-// sequence, the virtual deterministic WASI, and (later) the QuickJS glue.
+// Package host defines what every guest can see: the ABI v1 calling
+// sequence, the virtual deterministic WASI, and the per-execution Session
+// they act on. What only the QuickJS engine sees (its env.host_* imports,
+// Node's crypto, Intl, programs and scripts) is package internal/jshost,
+// linked only by programs that import the JavaScript kind, so that a
+// Wasm-only program does not carry it (nor golang.org/x/text and x/crypto).
 //
 // Nothing here performs real I/O on a guest's behalf. The package is written
 // against two small interfaces, Memory and Instance, so that one host

@@ -62,7 +62,7 @@ type Session struct {
 	// charge takes fuel from the execution's budget (SetFuelCharge); nil
 	// when no budget is attached.
 	charge func(n uint64) bool
-	// used are the keys firstUse has seen.
+	// used are the keys FirstUse has seen.
 	used map[string]struct{}
 
 	wasi wasiState
@@ -105,10 +105,10 @@ func (s *Session) Charge(n uint64) bool {
 	return s.charge(n)
 }
 
-// firstUse reports whether key is used for the first time in this
+// FirstUse reports whether key is used for the first time in this
 // execution: for host work that a host-wide cache may spare, charged at its
 // first use in each execution whatever the cache holds.
-func (s *Session) firstUse(key string) bool {
+func (s *Session) FirstUse(key string) bool {
 	if _, ok := s.used[key]; ok {
 		return false
 	}

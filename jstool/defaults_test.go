@@ -14,6 +14,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/testenv"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -27,7 +28,7 @@ func runAtDefaults(t *testing.T, file, payload string, limits runtime.Limits) pi
 	t.Helper()
 	ctx := context.Background()
 	reg, err := pipeline.RegistryForSource(ctx, engine(t, runtime.EngineWazero),
-		pipeline.ExecutorSource{JS: file}, "act", limits)
+		pipeline.ExecutorSource{JS: file}, "act", limits, js.Kind())
 	require.NoError(t, err)
 	res, err := pipeline.New(reg, audit.NewMemorySink()).Execute(ctx,
 		pipeline.ActionRequest{Action: "act", Payload: json.RawMessage(payload)})

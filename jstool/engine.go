@@ -1,35 +1,25 @@
 package jstool
 
-import (
-	"embed"
-	"io/fs"
-	"sync"
-)
+import _ "embed"
 
-// The engine module is fetched at a pinned version by
-// scripts/fetch-quickjs.sh and embedded from engine/ (see engine/README.md).
+// The engine module is committed in engine/ (npm's quickjs-wasi at the
+// version and hashes scripts/fetch-quickjs.sh pins, which CI fetches again
+// and compares) and embedded by name: a build without it does not compile,
+// so every program that links this package can run JS, with no make step.
 //
-//go:embed engine
-var engineFS embed.FS
+//go:embed engine/quickjs.wasm
+var engineModule []byte
 
-// ErrNoEngine is returned when this build carries no QuickJS engine module.
-const ErrNoEngine = errorString("jstool: this wasmgate was built without the QuickJS engine (run scripts/fetch-quickjs.sh, or make build, then rebuild)")
+// ErrNoEngine was returned by builds that carried no QuickJS engine module.
+//
+// Deprecated: the module is embedded in every build; nothing returns it.
+const ErrNoEngine = errorString("jstool: this wasmgate was built without the QuickJS engine")
 
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-var embedded = sync.OnceValues(func() ([]byte, error) {
-	b, err := fs.ReadFile(engineFS, "engine/quickjs.wasm")
-	if err != nil {
-		return nil, ErrNoEngine
-	}
-	return b, nil
-})
-
-// EngineModule returns the embedded QuickJS engine module.
-//
-// # Errors
-//
-// ErrNoEngine when the build did not embed it.
-func EngineModule() ([]byte, error) { return embedded() }
+// EngineModule returns the embedded QuickJS engine module. The caller must
+// not change it. The error is always nil; it is kept for the callers that
+// check it.
+func EngineModule() ([]byte, error) { return engineModule, nil }

@@ -17,17 +17,23 @@ import (
 
 // Node's built-ins, as a tool's bundle gets them. wasmgate's own modules
 // (nodelib/src, in git) are bundled from source; the third-party libraries
-// they stand on are fetched from npm at pinned versions and bundled into
-// nodelib/dist by scripts/build-nodelib.sh (never in git). A tool's bundle
-// holds only the built-ins it imports, and only the globals it names
-// (esbuild's inject drops the others).
+// they stand on are installed from npm by a lock file and bundled into
+// nodelib/dist by scripts/build-nodelib.sh, which is committed (CI builds it
+// again and fails on any difference) so that `go get` needs no make step.
+// The generator empties dist before it writes, so what is embedded is what
+// it wrote; naming LICENSES.txt makes a build without dist fail to compile.
+// A tool's bundle holds only the built-ins it imports, and only the globals
+// it names (esbuild's inject drops the others).
 //
-//go:embed all:nodelib/src nodelib/dist
+//go:embed all:nodelib/src nodelib/dist nodelib/dist/LICENSES.txt
 var nodelibFS embed.FS
 
-// ErrNoNodeLib is returned when a tool imports a Node built-in and this
-// build carries no third-party libraries for them.
-const ErrNoNodeLib = errorString("jstool: this wasmgate was built without the Node built-ins' libraries (run scripts/build-nodelib.sh, or make build, then rebuild)")
+// ErrNoNodeLib was returned when a tool imported a Node built-in in a
+// build that carried no third-party libraries for them.
+//
+// Deprecated: the libraries are embedded in every build; nothing returns it
+// but a damaged checkout.
+const ErrNoNodeLib = errorString("jstool: this wasmgate was built without the Node built-ins' libraries (run scripts/build-nodelib.sh, then rebuild)")
 
 // nodeModules maps a built-in's name (without "node:") to the source file
 // under nodelib/src that implements it.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/jshost"
 	"github.com/wasmgate/wasmgate/jstool/internal/confine"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -235,7 +236,7 @@ func (p *Program) ModuleDigest() string { return p.digest }
 // An error when the engine module is refused, ctx is cancelled or the
 // engine failed.
 func (p *Program) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
-	reactor, err := p.engine.LoadReactor(ctx, p.opts.Engine, host.QuickJSGlue())
+	reactor, err := p.engine.LoadReactor(ctx, p.opts.Engine, jshost.QuickJSGlue())
 	if err != nil {
 		return runtime.Outcome{}, fmt.Errorf("the QuickJS engine module: %w", err)
 	}
@@ -246,11 +247,11 @@ func (p *Program) Execute(ctx context.Context, in runtime.Input) (runtime.Outcom
 	}
 	w := &programStreams{limit: in.Limits.MaxOutputBytes, out: p.opts.Stdout, err: p.opts.Stderr, code: -1}
 	seed := audit.DigestBytes([]byte(p.sourceDigest + hex.EncodeToString(in.Digest[:])))
-	ctx = host.WithJSHostFunctions(ctx, host.JSHostFunctions{
-		host.JSProgramWrite: w.write,
-		host.JSProgramExit:  w.exit,
+	ctx = jshost.WithJSHostFunctions(ctx, jshost.JSHostFunctions{
+		jshost.JSProgramWrite: w.write,
+		jshost.JSProgramExit:  w.exit,
 	})
-	drive := host.QuickJSProgram(host.JSProgram{Name: name, Source: p.bundle.Source, Argv: p.opts.Argv, Stdin: in.Bytes, Seed: seed})
+	drive := jshost.QuickJSProgram(jshost.JSProgram{Name: name, Source: p.bundle.Source, Argv: p.opts.Argv, Stdin: in.Bytes, Seed: seed})
 	out, err := reactor.Run(ctx, nil, runtime.Input{Digest: in.Digest, Limits: in.Limits}, runtime.Driver(drive))
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -274,7 +275,7 @@ func ProgramDigest(engine []byte, b Bundle) string {
 	d = append(d, "wasmgate-js-program-v1\n"...)
 	d = append(d, audit.Digest(engine)...)
 	d = append(d, '\n')
-	d = append(d, host.QuickJSPreludeDigest()...)
+	d = append(d, jshost.QuickJSPreludeDigest()...)
 	d = append(d, '\n')
 	d = append(d, audit.Digest(b.Source)...)
 	return audit.Digest(d)
@@ -299,7 +300,7 @@ func (s *programStreams) write(_ context.Context, args []string) (string, error)
 	if len(args) != 3 || (args[0] != "1" && args[0] != "2") || (args[1] != "s" && args[1] != "b") {
 		return "", errBadWrite
 	}
-	b := host.JSProgramBytes(args[1], args[2])
+	b := jshost.JSProgramBytes(args[1], args[2])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, n := s.out, int64(s.stdout.Len())

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/jshost"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -252,7 +252,7 @@ func RunScript(ctx context.Context, engine runtime.Engine, b Bundle, opts Script
 			return runtime.Outcome{}, err
 		}
 	}
-	reactor, err := engine.LoadReactor(ctx, wasm, host.QuickJSGlue())
+	reactor, err := engine.LoadReactor(ctx, wasm, jshost.QuickJSGlue())
 	if err != nil {
 		return runtime.Outcome{}, fmt.Errorf("the QuickJS engine module: %w", err)
 	}
@@ -262,11 +262,11 @@ func RunScript(ctx context.Context, engine runtime.Engine, b Bundle, opts Script
 	}
 	lim := opts.Limits.WithDefaults(ScriptLimits)
 	in := runtime.Input{Digest: audit.DigestBytes(b.Source), Limits: lim}
-	ctx = host.WithJSHostFunctions(ctx, host.JSHostFunctions{
-		host.JSScriptCall:    opts.call,
-		host.JSScriptConsole: opts.console,
+	ctx = jshost.WithJSHostFunctions(ctx, jshost.JSHostFunctions{
+		jshost.JSScriptCall:    opts.call,
+		jshost.JSScriptConsole: opts.console,
 	})
-	drive := host.QuickJSScript(host.JSScript{Name: name, Source: b.Source, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)})
+	drive := jshost.QuickJSScript(jshost.JSScript{Name: name, Source: b.Source, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)})
 	return reactor.Run(ctx, nil, in, runtime.Driver(drive))
 }
 

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wasmgate/wasmgate/host"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/jshost"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -278,14 +278,14 @@ func TestScriptHostFunctionsAreNotInherited(t *testing.T) {
 	e := engine(t, runtime.EngineWazero)
 	wasm, err := jstool.EngineModule()
 	require.NoError(t, err)
-	reactor, err := e.LoadReactor(ctx, wasm, host.QuickJSGlue())
+	reactor, err := e.LoadReactor(ctx, wasm, jshost.QuickJSGlue())
 	require.NoError(t, err)
 	b, err := jstool.BundleScript(writeScript(t, `import { tools } from "toolscript";
 export default await tools.math.sum({numbers: [1]}).catch((e) => e.message);`), []string{"math.sum"})
 	require.NoError(t, err)
 	bare := func(ctx context.Context) runtime.Outcome {
 		out, err := reactor.Run(ctx, nil, runtime.Input{Limits: jstool.ScriptLimits},
-			runtime.Driver(host.QuickJSScript(host.JSScript{Name: "script.ts", Source: b.Source, MaxOutput: 1 << 20})))
+			runtime.Driver(jshost.QuickJSScript(jshost.JSScript{Name: "script.ts", Source: b.Source, MaxOutput: 1 << 20})))
 		require.NoError(t, err)
 		return out
 	}

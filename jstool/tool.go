@@ -8,6 +8,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/jshost"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -113,7 +114,7 @@ type Spec struct {
 type Tool struct {
 	reactor  runtime.Reactor
 	snap     *runtime.Snapshot
-	entry    host.JSEntry
+	entry    jshost.JSEntry
 	manifest runtime.Manifest
 	digest   string
 	loadFuel uint64
@@ -137,7 +138,7 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 			return nil, err
 		}
 	}
-	reactor, err := engine.LoadReactor(ctx, wasm, host.QuickJSGlue())
+	reactor, err := engine.LoadReactor(ctx, wasm, jshost.QuickJSGlue())
 	if err != nil {
 		return nil, fmt.Errorf("the QuickJS engine module: %w", err)
 	}
@@ -147,14 +148,14 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 	}
 	limits := LoadLimits
 	limits.MemoryPages = loadMemoryPages(spec)
-	load := host.QuickJSLoad(host.JSTool{Name: name, Source: spec.Bundle.Source, Export: spec.Export})
+	load := jshost.QuickJSLoad(jshost.JSTool{Name: name, Source: spec.Bundle.Source, Export: spec.Export})
 	t := &Tool{reactor: reactor, manifest: spec.Manifest, digest: toolDigest(wasm, spec), load: load}
 	// A load whose tool threw fails the run rather than completing it, so
 	// that the runtime tells a throw that followed a refused memory.grow
 	// (MemoryExhausted) from any other: QuickJS reports running out of
 	// memory as whatever it was doing said, "out of memory", "null", even
 	// a SyntaxError from a parser that could not allocate.
-	var threw *host.ToolLoadError
+	var threw *jshost.ToolLoadError
 	var memBytes uint64
 	drive := func(ctx context.Context, inst host.Instance) ([]byte, error) {
 		out, err := load(ctx, inst)
@@ -164,7 +165,7 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 		if err != nil {
 			return nil, err
 		}
-		if _, perr := host.ParseJSLoad(out); errors.As(perr, &threw) {
+		if _, perr := jshost.ParseJSLoad(out); errors.As(perr, &threw) {
 			return nil, &host.GuestFailure{Msg: threw.Message}
 		}
 		return out, nil
@@ -188,8 +189,8 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 		return nil, &LoadError{Tool: spec.Bundle.Entry, Code: ErrToolInvalid,
 			Msg: fmt.Sprintf("loading the tool stopped: %s (%s)", out.Kind, out.Message)}
 	}
-	t.entry, err = host.ParseJSLoad(out.Output)
-	var tle *host.ToolLoadError
+	t.entry, err = jshost.ParseJSLoad(out.Output)
+	var tle *jshost.ToolLoadError
 	if errors.As(err, &tle) {
 		// A load cached by an earlier build, which completed with the
 		// tool's problem.
@@ -205,7 +206,7 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 
 // loadFailure is the error of a tool that threw while it was loaded, or
 // whose export is missing or not a tool.
-func loadFailure(entry string, tle *host.ToolLoadError) *LoadError {
+func loadFailure(entry string, tle *jshost.ToolLoadError) *LoadError {
 	e := &LoadError{Tool: entry, Code: ErrToolInvalid, Msg: tle.Message}
 	switch tle.Kind {
 	case "notfound":
@@ -268,7 +269,7 @@ func toolDigest(engine []byte, spec Spec) string {
 	b = append(b, "wasmgate-js-tool-v1\n"...)
 	b = append(b, audit.Digest(engine)...)
 	b = append(b, '\n')
-	b = append(b, host.QuickJSPreludeDigest()...)
+	b = append(b, jshost.QuickJSPreludeDigest()...)
 	b = append(b, '\n')
 	b = append(b, audit.Digest(spec.Bundle.Source)...)
 	b = append(b, '\n')
@@ -284,7 +285,7 @@ func (t *Tool) Manifest() runtime.Manifest { return t.manifest }
 // ToolInfo is what a tool object says of itself: its title, description
 // and schemas, converted to JSON Schema when it was loaded, and notes on
 // what could not be read or converted.
-type ToolInfo = host.JSToolInfo
+type ToolInfo = jshost.JSToolInfo
 
 // Info is what the tool said of itself when it was loaded, before its
 // manifest overrides it. A factory says nothing: its tool exists only in
@@ -316,13 +317,13 @@ func (t *Tool) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, 
 // console.debug and trace, "info" for log and info, "warn", "error"), its
 // message, and its data (the JSON of the object in console.log("message",
 // {...}), else nil).
-type LogEntry = host.JSLogEntry
+type LogEntry = jshost.JSLogEntry
 
 // Exception is what an exception that ended an execution says of itself:
 // an Error's name and message, its code when that is a string, its
 // recoverable flag when that is a boolean, and the whole description with
 // the tool's stack frames.
-type Exception = host.JSException
+type Exception = jshost.JSException
 
 // Observer receives what an execution of a tool reports besides its
 // Outcome. It is for the caller only: nothing it receives is audited, and
@@ -357,8 +358,8 @@ func (t *Tool) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte)
 	lim := in.Limits.WithDefaults(defaultLimits())
 	in.Limits = lim
 	obs, _ := ctx.Value(observerKey{}).(Observer)
-	var res host.JSResult
-	drive := host.QuickJSRun(t.entry, host.JSCall{Input: in.Bytes, Env: env, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes), Log: obs.Log}, &res)
+	var res jshost.JSResult
+	drive := jshost.QuickJSRun(t.entry, jshost.JSCall{Input: in.Bytes, Env: env, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes), Log: obs.Log}, &res)
 	out, err := t.reactor.Run(ctx, t.snap, in, runtime.Driver(drive))
 	if err != nil {
 		return out, err
@@ -376,17 +377,17 @@ func (t *Tool) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte)
 // measure what the snapshot saves.
 func (t *Tool) ExecuteCold(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
 	lim := in.Limits.WithDefaults(defaultLimits())
-	var res host.JSResult
+	var res jshost.JSResult
 	drive := func(ctx context.Context, inst host.Instance) ([]byte, error) {
 		out, err := t.load(ctx, inst)
 		if err != nil {
 			return nil, err
 		}
-		entry, err := host.ParseJSLoad(out)
+		entry, err := jshost.ParseJSLoad(out)
 		if err != nil {
 			return nil, err
 		}
-		return host.QuickJSRun(entry, host.JSCall{Input: in.Bytes, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)}, &res)(ctx, inst)
+		return jshost.QuickJSRun(entry, jshost.JSCall{Input: in.Bytes, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)}, &res)(ctx, inst)
 	}
 	cold := in
 	cold.Limits = lim

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -40,7 +41,7 @@ func run(t *testing.T, e runtime.Engine, file, tool, payload string, limits runt
 		limits.TimeoutMs = 120_000
 	}
 	reg, err := pipeline.RegistryForSource(context.Background(), e,
-		pipeline.ExecutorSource{JS: filepath.Join(tools, file), Tool: tool}, "act", limits)
+		pipeline.ExecutorSource{JS: filepath.Join(tools, file), Tool: tool}, "act", limits, js.Kind())
 	require.NoError(t, err)
 	res, err := pipeline.New(reg, audit.NewMemorySink()).Execute(context.Background(),
 		pipeline.ActionRequest{Action: "act", Payload: json.RawMessage(payload)})
@@ -239,7 +240,7 @@ func TestLogIsBounded(t *testing.T) {
 	// An observer sees the same bound: the entries that fit, the last one
 	// cut where the log ends, then the notice.
 	reg, err := pipeline.RegistryForSource(context.Background(), engine(t, runtime.EngineWazero),
-		pipeline.ExecutorSource{JS: filepath.Join(tools, "chatty.js")}, "act", runtime.Limits{Fuel: 1 << 32, TimeoutMs: 120_000})
+		pipeline.ExecutorSource{JS: filepath.Join(tools, "chatty.js")}, "act", runtime.Limits{Fuel: 1 << 32, TimeoutMs: 120_000}, js.Kind())
 	require.NoError(t, err)
 	var logs []jstool.LogEntry
 	ctx := jstool.WithObserver(context.Background(), jstool.Observer{Log: func(l jstool.LogEntry) { logs = append(logs, l) }})
@@ -304,7 +305,7 @@ func TestModuleDigestCoversEngineToolAndExport(t *testing.T) {
 func TestObserver(t *testing.T) {
 	e := engine(t, runtime.EngineWazero)
 	reg, err := pipeline.RegistryForSource(context.Background(), e,
-		pipeline.ExecutorSource{JS: filepath.Join(tools, "coded_error.js")}, "act", runtime.Limits{TimeoutMs: 120_000})
+		pipeline.ExecutorSource{JS: filepath.Join(tools, "coded_error.js")}, "act", runtime.Limits{TimeoutMs: 120_000}, js.Kind())
 	require.NoError(t, err)
 	p := pipeline.New(reg, audit.NewMemorySink())
 	execute := func(ctx context.Context, payload string) pipeline.ActionResult {

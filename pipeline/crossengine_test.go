@@ -17,6 +17,7 @@ import (
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/internal/testenv"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/replay"
@@ -197,7 +198,7 @@ func TestCrossEngine(t *testing.T) {
 			for _, name := range runtime.Engines() {
 				rt, err := wasmgate.New(ctx, wasmgate.WithEngine(name), wasmgate.WithCompilationCacheDir(cache),
 					wasmgate.WithRegistry(func(ctx context.Context, e runtime.Engine) (*pipeline.Registry, error) {
-						return pipeline.RegistryForSource(ctx, e, c.src, "x", limits)
+						return pipeline.RegistryForSource(ctx, e, c.src, "x", limits, js.Kind())
 					}))
 				require.NoError(t, err)
 				defer rt.Close(ctx)
@@ -250,7 +251,7 @@ func TestCrossEngineToolscript(t *testing.T) {
 		t.Run(s.script, func(t *testing.T) {
 			results := map[runtime.EngineName]result{}
 			for _, e := range enginetest.All(t) {
-				reg, err := pipeline.LoadRegistry(ctx, filepath.Join("..", "testdata", s.registry), e)
+				reg, err := pipeline.LoadRegistry(ctx, filepath.Join("..", "testdata", s.registry), e, js.Kind())
 				require.NoError(t, err)
 				bundle, err := jstool.BundleScript(filepath.Join("..", "testdata", "scripts", s.script), reg.Actions())
 				require.NoError(t, err)

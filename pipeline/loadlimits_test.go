@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -72,7 +73,7 @@ func TestLoadingLimitsComeFromEveryFront(t *testing.T) {
 	t.Run("the command's limits", func(t *testing.T) {
 		file := bigTool(t, "")
 		src := pipeline.ExecutorSource{JS: file, RaiseMemory: "--memory-pages"}
-		reg, err := pipeline.RegistryForSource(ctx, engine, src, "act", runtime.Limits{MemoryPages: 64})
+		reg, err := pipeline.RegistryForSource(ctx, engine, src, "act", runtime.Limits{MemoryPages: 64}, js.Kind())
 		require.NoError(t, err)
 		res := executeOnce(t, reg, "act")
 		assert.Equal(t, pipeline.StatusBlocked, res.Status)
@@ -81,7 +82,7 @@ func TestLoadingLimitsComeFromEveryFront(t *testing.T) {
 		assert.Equal(t, []string{"act: LIMIT_EXCEEDED MEMORY_EXHAUSTED (" + res.Message + ")"}, reg.Problems())
 
 		// At the defaults it loads and runs.
-		reg, err = pipeline.RegistryForSource(ctx, engine, src, "act", runtime.Limits{})
+		reg, err = pipeline.RegistryForSource(ctx, engine, src, "act", runtime.Limits{}, js.Kind())
 		require.NoError(t, err)
 		res = executeOnce(t, reg, "act")
 		require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
@@ -90,13 +91,13 @@ func TestLoadingLimitsComeFromEveryFront(t *testing.T) {
 
 	t.Run("the manifest's limits, and the command's over them", func(t *testing.T) {
 		file := bigTool(t, `{"executor_id":"big","version":"1.0.0","limits":{"memory_pages":64}}`)
-		reg, err := pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{JS: file}, "act", runtime.Limits{})
+		reg, err := pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{JS: file}, "act", runtime.Limits{}, js.Kind())
 		require.NoError(t, err)
 		res := executeOnce(t, reg, "act")
 		assert.Equal(t, blocked, res.ReasonCodes)
 		assert.Regexp(t, outOfMemory(file, regexp.QuoteMeta(`"memory_pages" in the "limits" of its manifest `+strings.TrimSuffix(file, ".js")+".manifest.json")), res.Message)
 
-		reg, err = pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{JS: file}, "act", runtime.Limits{MemoryPages: 1024})
+		reg, err = pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{JS: file}, "act", runtime.Limits{MemoryPages: 1024}, js.Kind())
 		require.NoError(t, err)
 		res = executeOnce(t, reg, "act")
 		assert.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
@@ -109,7 +110,7 @@ func TestLoadingLimitsComeFromEveryFront(t *testing.T) {
 			require.NoError(t, os.WriteFile(cfg, []byte(`{"executors":{"big":{"js":`+quote(file)+`}},"actions":{`+routes+`}}`), 0o644))
 		}
 		write(`"small":{"executor":"big","version":"*","limits":{"memory_pages":64,"fuel":1000000000}}`)
-		reg, err := pipeline.LoadRegistry(ctx, cfg, engine)
+		reg, err := pipeline.LoadRegistry(ctx, cfg, engine, js.Kind())
 		require.NoError(t, err)
 		res := executeOnce(t, reg, "small")
 		assert.Equal(t, blocked, res.ReasonCodes)
@@ -119,7 +120,7 @@ func TestLoadingLimitsComeFromEveryFront(t *testing.T) {
 		// route under the memory the tool loaded in is refused by its
 		// calls, with how much the tool starts with.
 		write(`"small":{"executor":"big","version":"*","limits":{"memory_pages":64}},"large":{"executor":"big","version":"*","limits":{"memory_pages":1024}}`)
-		reg, err = pipeline.LoadRegistry(ctx, cfg, engine)
+		reg, err = pipeline.LoadRegistry(ctx, cfg, engine, js.Kind())
 		require.NoError(t, err)
 		res = executeOnce(t, reg, "large")
 		require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
@@ -131,12 +132,12 @@ func TestLoadingLimitsComeFromEveryFront(t *testing.T) {
 
 	t.Run("a front's configuration, under the manifest", func(t *testing.T) {
 		file := bigTool(t, "")
-		_, err := pipeline.LoadExecutor(ctx, engine, pipeline.ExecutorSource{JS: file, Defaults: runtime.Limits{MemoryPages: 64, TimeoutMs: 5000}})
+		_, err := pipeline.LoadExecutor(ctx, engine, pipeline.ExecutorSource{JS: file, Defaults: runtime.Limits{MemoryPages: 64, TimeoutMs: 5000}}, js.Kind())
 		assert.ErrorIs(t, err, jstool.ErrLoadMemoryExhausted)
 		assert.ErrorIs(t, err, runtime.ErrNotAdmitted)
 
 		file = bigTool(t, `{"executor_id":"big","version":"1.0.0","limits":{"memory_pages":1024}}`)
-		e, err := pipeline.LoadExecutor(ctx, engine, pipeline.ExecutorSource{JS: file, Defaults: runtime.Limits{MemoryPages: 64}})
+		e, err := pipeline.LoadExecutor(ctx, engine, pipeline.ExecutorSource{JS: file, Defaults: runtime.Limits{MemoryPages: 64}}, js.Kind())
 		require.NoError(t, err, "the manifest's memory wins over a front's default")
 		assert.Equal(t, "big", e.Manifest().ExecutorID)
 	})
@@ -155,7 +156,7 @@ func TestRegistryJSWithoutManifestIsVersionZero(t *testing.T) {
 	require.NoError(t, os.WriteFile(cfg, []byte(`{"executors":{"greeter":{"js":`+quote(tool)+`},"nomanifest":{"wasm":`+quote(wasm)+`}},
 "actions":{"greet":{"executor":"greeter","version":"*"},"greet.v0":{"executor":"greeter","version":"0.0.0"},
 "greet.v1":{"executor":"greeter","version":"^1.0.0"},"bare":{"executor":"nomanifest","version":"*"}}}`), 0o644))
-	reg, err := pipeline.LoadRegistry(ctx, cfg, jsEngine(t))
+	reg, err := pipeline.LoadRegistry(ctx, cfg, jsEngine(t), js.Kind())
 	require.NoError(t, err)
 
 	for _, action := range []string{"greet", "greet.v0"} {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -43,6 +42,8 @@ type Route struct {
 type Registry struct {
 	executors map[string]executorSlot
 	actions   map[string]Route
+	// kinds load the code AddSource is given that is not Wasm.
+	kinds []Kind
 }
 
 type executorSlot struct {
@@ -54,9 +55,10 @@ type executorSlot struct {
 	missing error
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
-	return &Registry{executors: map[string]executorSlot{}, actions: map[string]Route{}}
+// NewRegistry returns an empty registry whose AddSource loads Wasm, and the
+// code of kinds (js.Kind() for JS tools and packages).
+func NewRegistry(kinds ...Kind) *Registry {
+	return &Registry{executors: map[string]executorSlot{}, actions: map[string]Route{}, kinds: kinds}
 }
 
 // Clone returns a registry with the same executors and routes, which can
@@ -211,13 +213,13 @@ func (r *Registry) resolve(action string) (Executor, runtime.Limits, *schemaSet,
 		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorNotFound, msg: fmt.Sprintf("action %q routes to executor %q, which is not registered", action, route.Executor)}
 	case slot.missing != nil:
 		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorNotFound, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.missing)}
-	case errors.Is(slot.broken, jstool.ErrLoadMemoryExhausted):
+	case errors.Is(slot.broken, ErrLoadMemoryExhausted):
 		// A tool that did not fit its memory_pages while loading is
 		// refused as its calls would be: the limit, not the code.
 		return nil, runtime.Limits{}, nil, &refusal{code: LimitExceeded, also: []ReasonCode{MemoryExhausted}, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
 	case slot.broken != nil:
 		ref := &refusal{code: ExecutorInvalid, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
-		if errors.Is(slot.broken, jstool.ErrToolNotFound) {
+		if errors.As(slot.broken, new(toolNotFound)) {
 			ref.failure = FailureNotFound
 		}
 		return nil, runtime.Limits{}, nil, ref
@@ -382,19 +384,21 @@ func readRegistryFile(path string) (RegistryFile, error) {
 }
 
 // LoadRegistry reads a registry configuration file and loads every executor
-// it names on engine. Paths are relative to the file's directory.
+// it names on engine: Wasm modules, and the code of kinds (js.Kind() for
+// JS tools and packages). Paths are relative to the file's directory.
 //
 // Errors in the file itself (unreadable, not JSON, unknown fields, an
 // executor without a module path) fail the load. A route or executor that is
 // merely unusable (missing module, refused module, bad version range) is
 // kept, and blocks its own requests with the matching reason code; see
-// Problems.
-func LoadRegistry(ctx context.Context, path string, engine runtime.Engine) (*Registry, error) {
+// Problems. An executor whose kind is not in kinds fails the load
+// (ErrNoKind).
+func LoadRegistry(ctx context.Context, path string, engine runtime.Engine, kinds ...Kind) (*Registry, error) {
 	cfg, err := readRegistryFile(path)
 	if err != nil {
 		return nil, err
 	}
-	r := NewRegistry()
+	r := NewRegistry(kinds...)
 	for _, id := range sortedKeys(cfg.Executors) {
 		src := cfg.Executors[id]
 		// The routes' limits reach loading: a JS tool loads in the largest
@@ -438,7 +442,9 @@ func LoadRegistry(ctx context.Context, path string, engine runtime.Engine) (*Reg
 // # Errors
 //
 // When src names no code or more than one, when id is registered already,
-// and when the code cannot be read for another reason than its absence.
+// when the code cannot be read for another reason than its absence, and
+// ErrNoKind when it is code of a kind the registry was not given
+// (NewRegistry).
 func (r *Registry) AddSource(ctx context.Context, engine runtime.Engine, id string, src ExecutorSource) error {
 	if err := src.check(); err != nil {
 		return fmt.Errorf("executor %q %v", id, err)
@@ -446,14 +452,14 @@ func (r *Registry) AddSource(ctx context.Context, engine runtime.Engine, id stri
 	if _, dup := r.executors[id]; dup {
 		return fmt.Errorf("executor %q is registered twice", id)
 	}
-	slot, err := loadSlot(ctx, engine, id, src)
+	slot, err := loadSlot(ctx, engine, id, src, r.kinds)
 	if err != nil {
 		return err
 	}
 	return r.addSlot(id, slot)
 }
 
-func loadSlot(ctx context.Context, engine runtime.Engine, id string, src ExecutorSource) (executorSlot, error) {
+func loadSlot(ctx context.Context, engine runtime.Engine, id string, src ExecutorSource, kinds []Kind) (executorSlot, error) {
 	// A Wasm module without a manifest has no version: its requests are
 	// blocked with EXECUTOR_VERSION_MISSING rather than guessing one
 	// (`wasmgate pack` gives it one). A JS file without a sidecar manifest
@@ -464,7 +470,7 @@ func loadSlot(ctx context.Context, engine runtime.Engine, id string, src Executo
 	if src.JS != "" {
 		fallback.Version = "0.0.0"
 	}
-	e, err := loadSource(ctx, engine, src, fallback)
+	e, err := loadSource(ctx, engine, src, fallback, kinds)
 	switch {
 	case errors.Is(err, errMissingCode):
 		return executorSlot{missing: err}, nil
@@ -488,17 +494,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// LoadExecutor loads the executor src names. Code without a manifest gets
-// ManifestFromFile (a package: its package.json's).
+// LoadExecutor loads the executor src names: a Wasm module, or code of one
+// of kinds (js.Kind() for JS tools and packages). Code without a manifest
+// gets ManifestFromFile (a package: its package.json's).
 //
 // # Errors
 //
 // Missing code matches os.ErrNotExist (files) or jstool.ErrNotInstalled
 // (packages); code that cannot be admitted matches runtime.ErrNotAdmitted,
 // and for JS tools jstool.ErrToolNotFound or jstool.ErrToolInvalid, or is a
-// *jstool.BundleError.
-func LoadExecutor(ctx context.Context, engine runtime.Engine, src ExecutorSource) (Executor, error) {
-	return loadSource(ctx, engine, src, sourceFallback(src))
+// *jstool.BundleError. Code of a kind not in kinds matches ErrNoKind.
+func LoadExecutor(ctx context.Context, engine runtime.Engine, src ExecutorSource, kinds ...Kind) (Executor, error) {
+	return loadSource(ctx, engine, src, sourceFallback(src), kinds)
 }
 
 func sourceFallback(src ExecutorSource) runtime.Manifest {
@@ -528,15 +535,17 @@ func sourceFallback(src ExecutorSource) runtime.Manifest {
 // # Errors
 //
 // When the code does not exist (matching os.ErrNotExist for files and
-// jstool.ErrNotInstalled for packages) or cannot be read.
-func RegistryForSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, action string, limits runtime.Limits) (*Registry, error) {
+// jstool.ErrNotInstalled for packages) or cannot be read, and ErrNoKind
+// when it is code of a kind not in kinds (js.Kind() for JS tools and
+// packages).
+func RegistryForSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, action string, limits runtime.Limits, kinds ...Kind) (*Registry, error) {
 	if err := src.check(); err != nil {
 		return nil, err
 	}
 	slot := executorSlot{}
 	id := sourceFallback(src).ExecutorID
 	src.Limits = []runtime.Limits{limits}
-	e, err := LoadExecutor(ctx, engine, src)
+	e, err := LoadExecutor(ctx, engine, src, kinds...)
 	switch {
 	case errors.Is(err, errMissingCode):
 		return nil, err
@@ -554,7 +563,7 @@ func RegistryForSource(ctx context.Context, engine runtime.Engine, src ExecutorS
 	if action == "" {
 		action = id
 	}
-	r := NewRegistry()
+	r := NewRegistry(kinds...)
 	_ = r.addSlot(id, slot)
 	if err := r.AddAction(action, Route{Executor: id, Version: "*", Limits: limits}); err != nil {
 		return nil, err

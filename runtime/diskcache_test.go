@@ -19,6 +19,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/jshost"
 )
 
 func quickJSModule(t *testing.T) []byte {
@@ -45,7 +46,7 @@ func entries(t *testing.T, c diskCache) []string {
 // the code; admission still refuses what it refuses.
 func TestPreparedReactorFromTheCacheIsTheBuiltOne(t *testing.T) {
 	qjs := quickJSModule(t)
-	glue := host.QuickJSGlue()
+	glue := jshost.QuickJSGlue()
 	built, err := buildReactor(qjs, glue, false)
 	require.NoError(t, err)
 	for _, withData := range []bool{false, true} {
@@ -83,7 +84,7 @@ func TestPreparedReactorFromTheCacheIsTheBuiltOne(t *testing.T) {
 // removed and rebuilt, and the result is the same.
 func TestCorruptCacheEntryIsRebuilt(t *testing.T) {
 	qjs := quickJSModule(t)
-	glue := host.QuickJSGlue()
+	glue := jshost.QuickJSGlue()
 	built, err := buildReactor(qjs, glue, false)
 	require.NoError(t, err)
 	key := preparedKey(built.info.Digest, glue, false, false)
@@ -139,7 +140,7 @@ func TestCorruptCacheEntryIsRebuilt(t *testing.T) {
 // TestCacheKeysDifferWithTheirInputs: every input an entry derives from is
 // in its key.
 func TestCacheKeysDifferWithTheirInputs(t *testing.T) {
-	glue := host.QuickJSGlue()
+	glue := jshost.QuickJSGlue()
 	c := diskCache{dir: "/cache"}
 	d1, d2 := digestHex([]byte("a")), digestHex([]byte("b"))
 	reactors := []diskKey{
@@ -268,7 +269,7 @@ export function execute({ add }) { loaded += add; return { loaded }; }`
 	runs := 0
 	init := func(ctx context.Context, inst host.Instance) ([]byte, error) {
 		runs++
-		return host.QuickJSLoad(host.JSTool{Name: "t.js", Source: []byte(src)})(ctx, inst)
+		return jshost.QuickJSLoad(jshost.JSTool{Name: "t.js", Source: []byte(src)})(ctx, inst)
 	}
 	type taken struct {
 		snap *Snapshot
@@ -279,16 +280,16 @@ export function execute({ add }) { loaded += add; return { loaded }; }`
 		e, err := NewEngine(ctx, NewConfig().WithCompilationCacheDir(dir))
 		require.NoError(t, err)
 		defer e.Close(ctx)
-		r, err := e.LoadReactor(ctx, quickJSModule(t), host.QuickJSGlue())
+		r, err := e.LoadReactor(ctx, quickJSModule(t), jshost.QuickJSGlue())
 		require.NoError(t, err)
 		snap, out, err := CachedSnapshot(ctx, r, "test "+digestHex([]byte(src)), in, init)
 		require.NoError(t, err)
 		require.Equal(t, Completed, out.Kind, out.Message)
-		entry, err := host.ParseJSLoad(out.Output)
+		entry, err := jshost.ParseJSLoad(out.Output)
 		require.NoError(t, err)
 		call := Input{Bytes: []byte(`{"add":1}`), Digest: blake3.Sum256([]byte(`{"add":1}`))}
-		var res host.JSResult
-		o, err := r.Run(ctx, snap, call, Driver(host.QuickJSRun(entry, host.JSCall{Input: call.Bytes, Seed: call.Digest, MaxOutput: 1000}, &res)))
+		var res jshost.JSResult
+		o, err := r.Run(ctx, snap, call, Driver(jshost.QuickJSRun(entry, jshost.JSCall{Input: call.Bytes, Seed: call.Digest, MaxOutput: 1000}, &res)))
 		require.NoError(t, err)
 		return taken{snap, out, o}
 	}
@@ -310,7 +311,7 @@ export function execute({ add }) { loaded += add; return { loaded }; }`
 	for range 2 {
 		e, err := NewEngine(ctx, NewConfig().WithCompilationCacheDir(dir))
 		require.NoError(t, err)
-		r, err := e.LoadReactor(ctx, quickJSModule(t), host.QuickJSGlue())
+		r, err := e.LoadReactor(ctx, quickJSModule(t), jshost.QuickJSGlue())
 		require.NoError(t, err)
 		snap, out, err := CachedSnapshot(ctx, r, "failing", in, failing)
 		require.NoError(t, err)

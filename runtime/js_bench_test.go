@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/jshost"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 )
 
@@ -20,7 +20,7 @@ import (
 type jsTool struct {
 	r     Reactor
 	snap  *Snapshot
-	entry host.JSEntry
+	entry jshost.JSEntry
 }
 
 // jsLoadLimits are jstool.LoadLimits.
@@ -46,7 +46,7 @@ func jsReactor(tb testing.TB, cfg Config) Reactor {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { e.Close(context.Background()) })
-	r, err := e.LoadReactor(ctx, wasm, host.QuickJSGlue())
+	r, err := e.LoadReactor(ctx, wasm, jshost.QuickJSGlue())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -64,12 +64,12 @@ func loadJSTool(tb testing.TB, cfg Config, src string) jsTool {
 func loadJSToolOn(tb testing.TB, r Reactor, src string) jsTool {
 	tb.Helper()
 	ctx := context.Background()
-	load := host.QuickJSLoad(host.JSTool{Name: "t.js", Source: []byte(src)})
+	load := jshost.QuickJSLoad(jshost.JSTool{Name: "t.js", Source: []byte(src)})
 	snap, out, err := r.Snapshot(ctx, nil, Input{Limits: jsLoadLimits}, Driver(load))
 	if err != nil || out.Kind != Completed {
 		tb.Fatalf("loading the tool: %v %v %s", err, out.Kind, out.Message)
 	}
-	entry, err := host.ParseJSLoad(out.Output)
+	entry, err := jshost.ParseJSLoad(out.Output)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -81,9 +81,9 @@ func loadJSToolOn(tb testing.TB, r Reactor, src string) jsTool {
 func (t jsTool) run(ctx context.Context, input string, lim Limits) (Outcome, error) {
 	in := []byte(input)
 	d := audit.DigestBytes(in)
-	var res host.JSResult
-	call := host.JSCall{Input: in, Seed: d, MaxOutput: int(lim.WithDefaults(DefaultLimits).MaxOutputBytes)}
-	o, err := t.r.Run(ctx, t.snap, Input{Bytes: in, Digest: d, Limits: lim}, Driver(host.QuickJSRun(t.entry, call, &res)))
+	var res jshost.JSResult
+	call := jshost.JSCall{Input: in, Seed: d, MaxOutput: int(lim.WithDefaults(DefaultLimits).MaxOutputBytes)}
+	o, err := t.r.Run(ctx, t.snap, Input{Bytes: in, Digest: d, Limits: lim}, Driver(jshost.QuickJSRun(t.entry, call, &res)))
 	if err == nil && res.Log != "" {
 		o.Stderr = []byte(res.Log)
 	}

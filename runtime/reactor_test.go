@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wasmgate/wasmgate/host"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/jshost"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -32,13 +32,13 @@ func TestQuickJSImportsOnlyForItsGlue(t *testing.T) {
 	assert.EqualError(t, err, "module not admitted: import env.host_get_timezone_offset (func) is outside wasi_snapshot_preview1; only the virtual WASI may be imported")
 
 	e := enginetest.Engine(t, runtime.EngineWazero)
-	r, err := e.LoadReactor(context.Background(), qjs, host.QuickJSGlue())
+	r, err := e.LoadReactor(context.Background(), qjs, jshost.QuickJSGlue())
 	require.NoError(t, err)
 	assert.Equal(t, runtime.Profile("quickjs"), r.Info().Profile)
 	assert.Equal(t, runtime.Convention("quickjs"), r.Info().Convention)
 
 	// A module without the exports the glue calls is refused.
-	_, err = e.LoadReactor(context.Background(), fixture(t, "upper.wasm"), host.QuickJSGlue())
+	_, err = e.LoadReactor(context.Background(), fixture(t, "upper.wasm"), jshost.QuickJSGlue())
 	require.ErrorIs(t, err, runtime.ErrNotAdmitted)
 	assert.Contains(t, err.Error(), "missing exports the quickjs glue needs: _initialize, malloc, free, qjs_init")
 }
@@ -52,19 +52,19 @@ export function execute({ add }) { loaded += add; return { loaded }; }`
 	var fuel []uint64
 	enginetest.Each(t, func(t *testing.T, e runtime.Engine) {
 		ctx := context.Background()
-		r, err := e.LoadReactor(ctx, quickJS(t), host.QuickJSGlue())
+		r, err := e.LoadReactor(ctx, quickJS(t), jshost.QuickJSGlue())
 		require.NoError(t, err)
 		snap, out, err := r.Snapshot(ctx, nil, runtime.Input{Limits: runtime.Limits{Fuel: 1 << 31, TimeoutMs: 60_000}},
-			runtime.Driver(host.QuickJSLoad(host.JSTool{Name: "t.js", Source: []byte(src)})))
+			runtime.Driver(jshost.QuickJSLoad(jshost.JSTool{Name: "t.js", Source: []byte(src)})))
 		require.NoError(t, err)
 		require.Equal(t, runtime.Completed, out.Kind, out.Message)
 		assert.Greater(t, snap.MemoryBytes(), 1<<20)
-		entry, err := host.ParseJSLoad(out.Output)
+		entry, err := jshost.ParseJSLoad(out.Output)
 		require.NoError(t, err)
 		for range 2 {
 			in := input(`{"add":10}`)
-			var res host.JSResult
-			o, err := r.Run(ctx, snap, in, runtime.Driver(host.QuickJSRun(entry, host.JSCall{Input: in.Bytes, Seed: in.Digest, MaxOutput: 1000}, &res)))
+			var res jshost.JSResult
+			o, err := r.Run(ctx, snap, in, runtime.Driver(jshost.QuickJSRun(entry, jshost.JSCall{Input: in.Bytes, Seed: in.Digest, MaxOutput: 1000}, &res)))
 			require.NoError(t, err)
 			require.Equal(t, runtime.Completed, o.Kind, o.Message)
 			assert.Equal(t, `{"loaded":11}`, string(o.Output))
@@ -73,9 +73,9 @@ export function execute({ add }) { loaded += add; return { loaded }; }`
 		// The snapshot's memory is larger than the module's minimum: a
 		// memory_pages limit below it refuses to start.
 		in := input(`{"add":1}`)
-		var res host.JSResult
+		var res jshost.JSResult
 		o, err := r.Run(ctx, snap, runtime.Input{Bytes: in.Bytes, Digest: in.Digest, Limits: runtime.Limits{MemoryPages: 18}},
-			runtime.Driver(host.QuickJSRun(entry, host.JSCall{Input: in.Bytes, Seed: in.Digest, MaxOutput: 1000}, &res)))
+			runtime.Driver(jshost.QuickJSRun(entry, jshost.JSCall{Input: in.Bytes, Seed: in.Digest, MaxOutput: 1000}, &res)))
 		require.NoError(t, err)
 		assert.Equal(t, runtime.MemoryExhausted, o.Kind)
 		assert.Contains(t, o.Message, "memory_pages allows 18")

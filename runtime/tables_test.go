@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wasmgate/wasmgate/host"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/jshost"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -162,7 +162,7 @@ func TestRealModulesFitTheBounds(t *testing.T) {
 		assert.LessOrEqual(t, uint64(info.MemoryMinPages)*65536+info.TableElements*runtime.TableElementBytes,
 			uint64(info.Manifest.Limits.MemoryPages)*65536, "%s starts within its own memory_pages", name)
 	}
-	r, err := enginetest.Engine(t, runtime.EngineWazeroInterp).LoadReactor(context.Background(), quickJS(t), host.QuickJSGlue())
+	r, err := enginetest.Engine(t, runtime.EngineWazeroInterp).LoadReactor(context.Background(), quickJS(t), jshost.QuickJSGlue())
 	require.NoError(t, err)
 	assert.Equal(t, uint64(532), r.Info().TableElements, "QuickJS's one table")
 }

@@ -60,6 +60,7 @@ import (
 	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/cluster"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -139,7 +140,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer eng.Close(ctx)
-	reg, err := pipeline.LoadRegistry(ctx, registryFile, eng)
+	reg, err := pipeline.LoadRegistry(ctx, registryFile, eng, js.Kind())
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,7 @@ import (
 	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/bench/internal/serveproc"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -219,7 +220,7 @@ func (l *load) throughput() float64 {
 // audit sink of kind.
 func inProcess(ctx context.Context, eng runtime.Engine, store string, kind auditKind, tmp string) (*load, func(), error) {
 	src := pipeline.ExecutorSource{Package: packageName + "@" + version, Tool: toolName, ToolsDir: store}
-	reg, err := pipeline.RegistryForSource(ctx, eng, src, "", serverLimits)
+	reg, err := pipeline.RegistryForSource(ctx, eng, src, "", serverLimits, js.Kind())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/cluster"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -157,7 +158,7 @@ func TestClusterFaultTolerance(t *testing.T) {
 	require.NotZero(t, killedLeaderAt, "the leader was shut down")
 
 	// Every request got the result a pipeline of this process gives it.
-	reg, err := pipeline.LoadRegistry(context.Background(), config, enginetest.Engine(t, runtime.EngineWazero))
+	reg, err := pipeline.LoadRegistry(context.Background(), config, enginetest.Engine(t, runtime.EngineWazero), js.Kind())
 	require.NoError(t, err)
 	local := audit.NewMemorySink()
 	pipe := pipeline.New(reg, local)

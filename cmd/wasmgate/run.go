@@ -328,7 +328,7 @@ func (e env) loadRegistry(ctx context.Context, engine runtime.Engine, f sourceFl
 		// limits are the command's flags, which loading a JS tool takes
 		// its memory from as its calls do.
 		src.RaiseMemory = f.raiseMemory
-		reg, err := pipeline.RegistryForSource(ctx, engine, src, action, limits)
+		reg, err := pipeline.RegistryForSource(ctx, engine, src, action, limits, executorKinds...)
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, jstool.ErrNotInstalled) {
 			return nil, usagef("%s: %v", f.flagName(), err)
 		}
@@ -337,7 +337,7 @@ func (e env) loadRegistry(ctx context.Context, engine runtime.Engine, f sourceFl
 		}
 		return reg, err
 	}
-	reg, err := pipeline.LoadRegistry(ctx, f.config, engine)
+	reg, err := pipeline.LoadRegistry(ctx, f.config, engine, executorKinds...)
 	if err != nil {
 		// The configuration the user named is unusable.
 		return nil, usagef("--config: %v", err)

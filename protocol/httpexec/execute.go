@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	wgruntime "github.com/wasmgate/wasmgate/runtime"
@@ -609,7 +610,7 @@ func newToolCache(cfg Config) *toolCache {
 	c := &toolCache{cfg: cfg, entries: map[string]*toolEntry{}, loadTool: cfg.LoadTool}
 	if c.loadTool == nil {
 		c.loadTool = func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error) {
-			return pipeline.LoadExecutor(ctx, cfg.Engine, src)
+			return pipeline.LoadExecutor(ctx, cfg.Engine, src, js.Kind())
 		}
 	}
 	if cfg.Registry != nil {

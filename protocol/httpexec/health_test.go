@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/pipeline"
 	wgruntime "github.com/wasmgate/wasmgate/runtime"
 )
@@ -95,7 +96,7 @@ func TestLoadToolIsTheServers(t *testing.T) {
 	f := newFixture(t, func(cfg *Config) {
 		cfg.LoadTool = func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error) {
 			sources = append(sources, src)
-			return pipeline.LoadExecutor(ctx, testEngine, src)
+			return pipeline.LoadExecutor(ctx, testEngine, src, js.Kind())
 		}
 	})
 	for range 2 {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	wgruntime "github.com/wasmgate/wasmgate/runtime"
@@ -81,7 +82,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, mutate func(*Config)) fixture {
 	t.Helper()
-	reg, err := pipeline.LoadRegistry(context.Background(), filepath.Join("..", "..", "testdata", "tools.json"), testEngine)
+	reg, err := pipeline.LoadRegistry(context.Background(), filepath.Join("..", "..", "testdata", "tools.json"), testEngine, js.Kind())
 	require.NoError(t, err)
 	sink := audit.NewMemorySink()
 	cfg := Config{Engine: testEngine, Registry: reg, Store: toolStore(t), Sink: sink, ImplementationVersion: "9.9.9", NPMAllow: []string{"acme-*"}}

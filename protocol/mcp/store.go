@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -122,7 +123,7 @@ func NewStoreCatalog(cfg StoreConfig) *StoreCatalog {
 		changes: make(chan struct{}, 1),
 		wake:    make(chan struct{}, 1),
 		loadExecutor: func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error) {
-			return pipeline.LoadExecutor(ctx, cfg.Engine, src)
+			return pipeline.LoadExecutor(ctx, cfg.Engine, src, js.Kind())
 		},
 		pkgs:   map[string]*storePackage{},
 		loaded: map[string]string{},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
@@ -183,7 +184,7 @@ func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeou
 		src = pipeline.ExecutorSource{JS: m.EntryPath()}
 		env = req.Context.Config
 	}
-	reg, err := pipeline.RegistryForSource(ctx, s.cfg.Engine, src, "", runtime.Limits{TimeoutMs: timeout.Milliseconds()})
+	reg, err := pipeline.RegistryForSource(ctx, s.cfg.Engine, src, "", runtime.Limits{TimeoutMs: timeout.Milliseconds()}, js.Kind())
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return s.fail(CodeToolInvalid, false, fmt.Sprintf("%s: entry: %v", m.File, err))

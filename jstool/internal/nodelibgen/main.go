@@ -12,6 +12,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,6 +82,9 @@ func generate(dir string) error {
 	}
 	modules := filepath.Join(abs, "node_modules")
 	dist := filepath.Join(abs, "dist")
+	if err := clearDist(dist); err != nil {
+		return err
+	}
 	names := make([]string, 0, len(libs))
 	for name := range libs {
 		names = append(names, name)
@@ -181,6 +185,28 @@ func readLicense(pkgDir string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no license file in %s", pkgDir)
+}
+
+// clearDist removes everything in dist but its README.md: dist is committed
+// and embedded whole (go:embed nodelib/dist), so a file an older generator
+// wrote and this one does not must not stay to be embedded.
+func clearDist(dist string) error {
+	entries, err := os.ReadDir(dist)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == "README.md" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dist, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeFile replaces path atomically, so an interrupted build never leaves

@@ -1,4 +1,4 @@
-package host
+package jshost
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wasmgate/wasmgate/host"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -31,12 +32,12 @@ const QuickJSModule = "env"
 //go:embed quickjs_prelude.js
 var quickJSPrelude []byte
 
-var i32 = []ValueType{I32}
+var i32 = []host.ValueType{host.I32}
 
-func i32s(n int) []ValueType {
-	out := make([]ValueType, n)
+func i32s(n int) []host.ValueType {
+	out := make([]host.ValueType, n)
 	for i := range out {
-		out[i] = I32
+		out[i] = host.I32
 	}
 	return out
 }
@@ -47,10 +48,10 @@ func QuickJSPreludeDigest() string { return preludeDigest() }
 
 // QuickJSGlue is what admission lets the QuickJS engine import and requires
 // it to export.
-func QuickJSGlue() Glue {
-	return Glue{
+func QuickJSGlue() host.Glue {
+	return host.Glue{
 		Name: "quickjs",
-		Imports: []Function{
+		Imports: []host.Function{
 			{Module: QuickJSModule, Name: "host_get_timezone_offset", Params: i32s(2), Results: i32, Call: hostTimezoneOffset},
 			{Module: QuickJSModule, Name: "host_interrupt", Results: i32, Call: hostInterrupt},
 			{Module: QuickJSModule, Name: "host_promise_rejection", Params: i32s(3), CallInstance: hostPromiseRejection},
@@ -58,8 +59,8 @@ func QuickJSGlue() Glue {
 			{Module: QuickJSModule, Name: "host_module_load", Params: i32s(2), Results: i32, CallInstance: hostModuleLoad},
 			{Module: QuickJSModule, Name: "host_call", Params: i32s(5), Results: i32, CallInstance: hostCall},
 		},
-		Exports: []Export{
-			{Name: ExportInitialize},
+		Exports: []host.Export{
+			{Name: host.ExportInitialize},
 			{Name: "malloc", Params: i32s(1), Results: i32},
 			{Name: "free", Params: i32s(1)},
 			{Name: "qjs_init", Results: i32},
@@ -113,12 +114,12 @@ func jsModulesFrom(ctx context.Context) JSModules {
 }
 
 // hostTimezoneOffset: every tool runs in UTC.
-func hostTimezoneOffset(_ context.Context, _ Memory, stack []uint64) { stack[0] = 0 }
+func hostTimezoneOffset(_ context.Context, _ host.Memory, stack []uint64) { stack[0] = 0 }
 
 // hostInterrupt stops JavaScript at its next interrupt check once the
 // execution's deadline has passed (the instrumented fuel meter is the
 // backstop for code that never reaches one).
-func hostInterrupt(ctx context.Context, _ Memory, stack []uint64) {
+func hostInterrupt(ctx context.Context, _ host.Memory, stack []uint64) {
 	stack[0] = 0
 	if ctx.Err() != nil {
 		stack[0] = 1
@@ -131,7 +132,7 @@ func hostInterrupt(ctx context.Context, _ Memory, stack []uint64) {
 // hands the promise, the reason and the flag to the prelude's rejection
 // function the ctx carries (rejectionTracker), and releases the two values
 // it was handed, as the engine expects.
-func hostPromiseRejection(ctx context.Context, caller Instance, stack []uint64) {
+func hostPromiseRejection(ctx context.Context, caller host.Instance, stack []uint64) {
 	vm := jsVM{caller}
 	if t, _ := ctx.Value(rejectionTrackerKey{}).(*rejectionTracker); t != nil && t.fn != 0 {
 		handled := t.no
@@ -154,7 +155,7 @@ type rejectionTracker struct{ fn, undefined, yes, no uint32 }
 
 type rejectionTrackerKey struct{}
 
-func hostModuleNormalize(ctx context.Context, caller Instance, stack []uint64) {
+func hostModuleNormalize(ctx context.Context, caller host.Instance, stack []uint64) {
 	vm := jsVM{caller}
 	namePtr := uint32(stack[1])
 	stack[0] = 0
@@ -170,7 +171,7 @@ func hostModuleNormalize(ctx context.Context, caller Instance, stack []uint64) {
 	stack[0] = uint64(vm.mustCString(ctx, name))
 }
 
-func hostModuleLoad(ctx context.Context, caller Instance, stack []uint64) {
+func hostModuleLoad(ctx context.Context, caller host.Instance, stack []uint64) {
 	vm := jsVM{caller}
 	namePtr, lenPtr := uint32(stack[0]), uint32(stack[1])
 	stack[0] = 0
@@ -185,8 +186,8 @@ func hostModuleLoad(ctx context.Context, caller Instance, stack []uint64) {
 		return
 	}
 	ptr := vm.mustCString(ctx, string(src))
-	if !WriteUint32(caller.Memory(), lenPtr, uint32(len(src))) {
-		panic(&GuestError{Msg: "host_module_load: length pointer outside memory"})
+	if !host.WriteUint32(caller.Memory(), lenPtr, uint32(len(src))) {
+		panic(&host.GuestError{Msg: "host_module_load: length pointer outside memory"})
 	}
 	stack[0] = uint64(ptr)
 }
@@ -229,7 +230,7 @@ const maxHostArgs = 16
 // that name (see WithJSHostFunctions), and refuses the call otherwise: a
 // tool's code reaches nothing outside the engine. Its arguments are borrowed from the
 // engine's trampoline; the string value it returns is handed over to it.
-func hostCall(ctx context.Context, caller Instance, stack []uint64) {
+func hostCall(ctx context.Context, caller host.Instance, stack []uint64) {
 	vm := jsVM{caller}
 	namePtr, nameLen, argc, argv := uint32(stack[0]), uint32(stack[1]), uint32(stack[3]), uint32(stack[4])
 	stack[0] = 0
@@ -248,9 +249,9 @@ func hostCall(ctx context.Context, caller Instance, stack []uint64) {
 	}
 	args := make([]string, argc)
 	for i := range argc {
-		p, ok := ReadUint32(caller.Memory(), argv+4*i)
+		p, ok := host.ReadUint32(caller.Memory(), argv+4*i)
 		if !ok {
-			panic(&GuestError{Msg: "host_call: argument vector outside memory"})
+			panic(&host.GuestError{Msg: "host_call: argument vector outside memory"})
 		}
 		s, n, ok, err := vm.readString(ctx, p, maxState)
 		if err != nil {
@@ -291,7 +292,7 @@ func (vm jsVM) newHostFunction(ctx context.Context, name string) (uint32, error)
 }
 
 // jsVM drives one engine instance through its exports.
-type jsVM struct{ inst Instance }
+type jsVM struct{ inst host.Instance }
 
 func (vm jsVM) call(ctx context.Context, name string, params ...uint64) (uint32, error) {
 	res, err := vm.inst.Call(ctx, name, params...)
@@ -338,14 +339,14 @@ func (vm jsVM) alloc(ctx context.Context, b []byte) (uint32, error) {
 		return 0, errEngineOutOfMemory
 	}
 	if !vm.inst.Memory().Write(p, b) {
-		return 0, &GuestError{Msg: "malloc returned memory outside the engine's memory"}
+		return 0, &host.GuestError{Msg: "malloc returned memory outside the engine's memory"}
 	}
 	return p, nil
 }
 
 // errEngineOutOfMemory: the engine could not allocate what the host asked
 // for (the memory limit was reached).
-var errEngineOutOfMemory = &GuestFailure{Msg: "InternalError: out of memory"}
+var errEngineOutOfMemory = &host.GuestFailure{Msg: "InternalError: out of memory"}
 
 // maxCString bounds the C strings the host reads from the engine (module
 // names).
@@ -425,16 +426,16 @@ func (vm jsVM) readString(ctx context.Context, v uint32, limit int) (s []byte, n
 	}
 	defer vm.call(ctx, "qjs_free_cstring", uint64(cstr))
 	mem := vm.inst.Memory()
-	l, ok := ReadUint32(mem, lenPtr)
+	l, ok := host.ReadUint32(mem, lenPtr)
 	if !ok {
-		return nil, 0, false, &GuestError{Msg: "string length outside memory"}
+		return nil, 0, false, &host.GuestError{Msg: "string length outside memory"}
 	}
 	if int64(l) > int64(limit) {
 		return nil, int(l), false, nil
 	}
 	b, ok := mem.Read(cstr, l)
 	if !ok {
-		return nil, 0, false, &GuestError{Msg: "string outside memory"}
+		return nil, 0, false, &host.GuestError{Msg: "string outside memory"}
 	}
 	return append([]byte(nil), b...), int(l), true, nil
 }
@@ -483,7 +484,7 @@ func (vm jsVM) pendingException(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return &GuestFailure{Msg: string(text)}
+	return &host.GuestFailure{Msg: string(text)}
 }
 
 // maxMessage bounds an error message read from the engine.
@@ -603,7 +604,7 @@ func (vm jsVM) free(ctx context.Context, fns ...uint32) error {
 // Node host function (JSNodeFunction), whose behaviour ctx must carry; it
 // returns the prelude's functions (init already released).
 func (vm jsVM) boot(ctx context.Context) (p preludeFns, err error) {
-	if _, err := vm.call(ctx, ExportInitialize); err != nil {
+	if _, err := vm.call(ctx, host.ExportInitialize); err != nil {
 		return p, err
 	}
 	if r, err := vm.call(ctx, "qjs_init"); err != nil || r != 0 {
@@ -771,8 +772,8 @@ func (e *ToolLoadError) Error() string { return e.Message }
 // JSEntry the run driver needs, or the tool's problem: a tool that throws
 // while loading, or lacks its export, still completes the driver, so that
 // only the engine's own failures (limits, traps) are errors.
-func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, error) {
-	return func(ctx context.Context, inst Instance) ([]byte, error) {
+func QuickJSLoad(tool JSTool) func(ctx context.Context, inst host.Instance) ([]byte, error) {
+	return func(ctx context.Context, inst host.Instance) ([]byte, error) {
 		vm := jsVM{inst}
 		ctx = withNodeFunction(WithJSModules(ctx, JSModules{tool.Name: tool.Source}))
 		p, err := vm.boot(ctx)
@@ -786,7 +787,7 @@ func QuickJSLoad(tool JSTool) func(ctx context.Context, inst Instance) ([]byte, 
 		load, attach := p.load, p.attach
 
 		ns, err := vm.eval(ctx, tool.Source, tool.Name, evalModule)
-		var fail *GuestFailure
+		var fail *host.GuestFailure
 		if errors.As(err, &fail) {
 			return jsLoaded{K: "error", Message: fail.Msg}.encode(), nil
 		}
@@ -893,19 +894,19 @@ func (st jsState) result(what string, maxOutput int) ([]byte, error) {
 			return nil, nil
 		}
 		if len(*st.Output) > maxOutput {
-			return nil, ErrOutputTooLarge
+			return nil, host.ErrOutputTooLarge
 		}
 		return []byte(*st.Output), nil
 	case "none":
 		return nil, nil
 	case "notjson":
-		return nil, &OutputNotJSONError{Msg: st.Message}
+		return nil, &host.OutputNotJSONError{Msg: st.Message}
 	case "pending":
-		return nil, &GuestFailure{Msg: "the " + what + "'s promise never settled: nothing was left to run it (no pending job or timer; the sandbox has no I/O)"}
+		return nil, &host.GuestFailure{Msg: "the " + what + "'s promise never settled: nothing was left to run it (no pending job or timer; the sandbox has no I/O)"}
 	case "invalid":
-		return nil, &GuestFailure{Msg: "TOOL_INVALID: " + st.Message, Invalid: true}
+		return nil, &host.GuestFailure{Msg: "TOOL_INVALID: " + st.Message, Invalid: true}
 	case "error":
-		return nil, &GuestFailure{Msg: st.Message}
+		return nil, &host.GuestFailure{Msg: st.Message}
 	}
 	return nil, fmt.Errorf("quickjs: the prelude reported the unknown state %q", st.K)
 }
@@ -924,7 +925,7 @@ func (vm jsVM) take(ctx context.Context, entry JSEntry) (jsState, error) {
 		return jsState{}, err
 	}
 	if !ok {
-		return jsState{}, fmt.Errorf("%w (%d bytes)", ErrOutputTooLarge, n)
+		return jsState{}, fmt.Errorf("%w (%d bytes)", host.ErrOutputTooLarge, n)
 	}
 	var st jsState
 	if err := json.Unmarshal(b, &st); err != nil {
@@ -1061,8 +1062,8 @@ func (c *jsConsole) send(e JSLogEntry) {
 // thrown exception is a *GuestFailure (described in res.Exception), a
 // result with no JSON form an *OutputNotJSONError, and the tool's console
 // log is left in res, each call handed to call.Log as it is made.
-func QuickJSRun(entry JSEntry, call JSCall, res *JSResult) func(ctx context.Context, inst Instance) ([]byte, error) {
-	return func(ctx context.Context, inst Instance) ([]byte, error) {
+func QuickJSRun(entry JSEntry, call JSCall, res *JSResult) func(ctx context.Context, inst host.Instance) ([]byte, error) {
+	return func(ctx context.Context, inst host.Instance) ([]byte, error) {
 		vm := jsVM{inst}
 		console := &jsConsole{emit: call.Log}
 		defer func() { res.Log = console.log.String() }()
@@ -1104,7 +1105,7 @@ func QuickJSRun(entry JSEntry, call JSCall, res *JSResult) func(ctx context.Cont
 // interrupted reports an exception raised because the deadline passed (the
 // engine's interrupt handler) as the deadline itself.
 func interrupted(ctx context.Context, err error) error {
-	var fail *GuestFailure
+	var fail *host.GuestFailure
 	if errors.As(err, &fail) && ctx.Err() != nil && strings.Contains(fail.Msg, "interrupted") {
 		return ctx.Err()
 	}

@@ -1,10 +1,11 @@
-package host
+package jshost
 
 import (
 	"context"
 	"crypto"
 	"crypto/pbkdf2"
 	"crypto/sha256"
+	"github.com/wasmgate/wasmgate/host"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -81,7 +82,7 @@ func TestPBKDF2MatchesGo(t *testing.T) {
 // spent. charges counts the charges made.
 func budgetSession(seed byte, fuel uint64) (ctx context.Context, left *uint64, charges *int) {
 	left, charges = &fuel, new(int)
-	sess := NewSession(nil, [32]byte{seed}, 1<<20)
+	sess := host.NewSession(nil, [32]byte{seed}, 1<<20)
 	sess.SetFuelCharge(func(n uint64) bool {
 		*charges++
 		if n > *left {
@@ -91,7 +92,7 @@ func budgetSession(seed byte, fuel uint64) (ctx context.Context, left *uint64, c
 		*left -= n
 		return true
 	})
-	return WithSession(context.Background(), sess), left, charges
+	return host.WithSession(context.Background(), sess), left, charges
 }
 
 // TestHostWorkPricesAreFixedInAdvance: what an operation is charged is a

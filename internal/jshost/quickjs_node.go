@@ -1,4 +1,4 @@
-package host
+package jshost
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	_ "crypto/sha3"
 	_ "crypto/sha512"
 	"fmt"
+	"github.com/wasmgate/wasmgate/host"
 	"hash"
 	"math"
 	"strconv"
@@ -122,7 +123,7 @@ func nodeOp(ctx context.Context, args []string) (string, error) {
 			return "", err
 		}
 		b := make([]byte, n)
-		SessionFrom(ctx).CryptoRandom(b)
+		host.SessionFrom(ctx).CryptoRandom(b)
 		return latin1String(b), nil
 	case "clock":
 		if err := want(1); err != nil {
@@ -132,7 +133,7 @@ func nodeOp(ctx context.Context, args []string) (string, error) {
 		if err != nil || ms < 0 || ms > float64(math.MaxUint64/1_000_000) {
 			return "", fmt.Errorf("clock: %q is not a time in milliseconds", args[0])
 		}
-		SessionFrom(ctx).AdvanceClock(uint64(ms) * 1_000_000)
+		host.SessionFrom(ctx).AdvanceClock(uint64(ms) * 1_000_000)
 		return "", nil
 	}
 	if out, ok, err := runCryptoOp(ctx, op, args); ok {

@@ -1,4 +1,4 @@
-package host
+package jshost
 
 import (
 	"crypto/aes"

@@ -1,9 +1,10 @@
-package host
+package jshost
 
 import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/wasmgate/wasmgate/host"
 	"strings"
 	"unicode/utf8"
 )
@@ -93,8 +94,8 @@ func latin1(b []byte) string {
 // stopped the engine first (a limit, ErrOutputTooLarge from the write host
 // function). An uncaught exception is written to stderr by the prelude, as
 // Node writes it, and is exit status 1.
-func QuickJSProgram(prog JSProgram) func(ctx context.Context, inst Instance) ([]byte, error) {
-	return func(ctx context.Context, inst Instance) ([]byte, error) {
+func QuickJSProgram(prog JSProgram) func(ctx context.Context, inst host.Instance) ([]byte, error) {
+	return func(ctx context.Context, inst host.Instance) ([]byte, error) {
 		vm := jsVM{inst}
 		tracker := &rejectionTracker{}
 		ctx = withNodeFunction(WithJSModules(ctx, JSModules{prog.Name: prog.Source}))
@@ -168,6 +169,6 @@ func QuickJSProgram(prog JSProgram) func(ctx context.Context, inst Instance) ([]
 			return nil, interrupted(ctx, err)
 		}
 		// finish ends in JSProgramExit, which never returns.
-		return nil, &GuestFailure{Msg: "the program did not exit"}
+		return nil, &host.GuestFailure{Msg: "the program did not exit"}
 	}
 }

@@ -1,4 +1,4 @@
-package host
+package jshost
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"fmt"
+	"github.com/wasmgate/wasmgate/host"
 	"math/big"
 )
 
@@ -47,7 +48,7 @@ func generateKeyPair(ctx context.Context, kty string, options []byte) (*asymKey,
 			return nil, fmt.Errorf("key generation options: %w", err)
 		}
 	}
-	random := SessionFrom(ctx).CryptoRandom
+	random := host.SessionFrom(ctx).CryptoRandom
 	switch kty {
 	case "rsa", "rsa-pss":
 		if o.ModulusLength < minRSABits || o.ModulusLength > maxRSABits {

@@ -1,4 +1,4 @@
-package host
+package jshost
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
+	"github.com/wasmgate/wasmgate/host"
 	"math"
 	"strings"
 )
@@ -45,7 +46,7 @@ func spend(ctx context.Context, ns uint64) error {
 	if ns <= math.MaxUint64/hostFuelPerNs {
 		fuel = ns * hostFuelPerNs
 	}
-	if !SessionFrom(ctx).Charge(fuel) {
+	if !host.SessionFrom(ctx).Charge(fuel) {
 		return errHostWorkStopped
 	}
 	return nil
@@ -250,3 +251,8 @@ func costOfKey(k *asymKey) keyCost {
 	// A key of no kind above cannot be used: the call fails.
 	return keyCost{}
 }
+
+// errorString lets the sentinels be constants.
+type errorString string
+
+func (e errorString) Error() string { return string(e) }

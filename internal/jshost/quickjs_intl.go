@@ -1,9 +1,10 @@
-package host
+package jshost
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/wasmgate/wasmgate/host"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ func runIntlOp(ctx context.Context, op string, args []string) (out string, ok bo
 		if err != nil {
 			return "", true, fmt.Errorf("%s: %w", op, err)
 		}
-		if err := spend(ctx, c.cost(SessionFrom(ctx), strings.Join(args[:5], " "), len(args[5])+len(args[6]))); err != nil {
+		if err := spend(ctx, c.cost(host.SessionFrom(ctx), strings.Join(args[:5], " "), len(args[5])+len(args[6]))); err != nil {
 			return "", true, err
 		}
 		return strconv.Itoa(c.compare(args[5], args[6])), true, nil
@@ -147,12 +148,12 @@ func collatorFor(locale, sensitivity, numeric, caseFirst, ignorePunct string) (*
 // than once cost more. Making the collator is charged at the first use of
 // its options in the execution (s), whether or not the host's cache holds
 // it already, so that the price does not depend on other executions.
-func (c *intlCollator) cost(s *Session, options string, n int) uint64 {
+func (c *intlCollator) cost(s *host.Session, options string, n int) uint64 {
 	ns := collateCall + perKiB(collatePerKiB, n)
 	if c.caseOnly != nil || c.upperFirst || c.ignorePunct {
 		ns = collateExtraCall + perKiB(collateExtraPerKiB, n)
 	}
-	if s.firstUse(collatorFirstUseKey + options) {
+	if s.FirstUse(collatorFirstUseKey + options) {
 		ns += collatorFirstUse
 	}
 	return ns

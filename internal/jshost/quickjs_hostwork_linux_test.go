@@ -1,8 +1,9 @@
-package host
+package jshost
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/wasmgate/wasmgate/host"
 	"math/rand/v2"
 	goruntime "runtime"
 	"strings"
@@ -141,9 +142,9 @@ func BenchmarkHostWork(b *testing.B) {
 	for _, c := range hostWorkCases(b) {
 		b.Run(c.name, func(b *testing.B) {
 			var fuel uint64
-			sess := NewSession(nil, [32]byte{7}, 0)
+			sess := host.NewSession(nil, [32]byte{7}, 0)
 			sess.SetFuelCharge(func(n uint64) bool { fuel += n; return true })
-			ctx := WithSession(context.Background(), sess)
+			ctx := host.WithSession(context.Background(), sess)
 			goruntime.LockOSThread()
 			defer goruntime.UnlockOSThread()
 			start := threadCPU(b)

@@ -1,10 +1,11 @@
-package host
+package jshost
 
 import (
 	"context"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
+	"github.com/wasmgate/wasmgate/host"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,7 @@ import (
 // cryptoSession is a context for crypto operations, with the crypto stream
 // of an execution whose input digest is seed.
 func cryptoSession(seed byte) context.Context {
-	return WithSession(context.Background(), NewSession(nil, [32]byte{seed}, 1<<20))
+	return host.WithSession(context.Background(), host.NewSession(nil, [32]byte{seed}, 1<<20))
 }
 
 func runOp(t *testing.T, ctx context.Context, op string, args ...string) string {

@@ -1,4 +1,4 @@
-package host
+package jshost
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wasmgate/wasmgate/host"
 	"hash"
 	"math"
 	"math/big"
@@ -522,7 +523,7 @@ func (o signOptions) messageCost(c keyCost, n int) uint64 {
 func (o signOptions) usePSS(k *asymKey) bool { return o.padding == "pss" || k.kty == "rsa-pss" }
 
 // streamReader reads the execution's crypto stream.
-type streamReader struct{ s *Session }
+type streamReader struct{ s *host.Session }
 
 func (r streamReader) Read(p []byte) (int, error) {
 	r.s.CryptoRandom(p)
@@ -546,7 +547,7 @@ func sign(ctx context.Context, k *asymKey, o signOptions, data []byte) ([]byte, 
 			if err != nil {
 				return nil, err
 			}
-			return rsa.SignPSS(streamReader{SessionFrom(ctx)}, priv, h, digest, &rsa.PSSOptions{SaltLength: salt})
+			return rsa.SignPSS(streamReader{host.SessionFrom(ctx)}, priv, h, digest, &rsa.PSSOptions{SaltLength: salt})
 		}
 		return rsa.SignPKCS1v15(nil, priv, h, digest)
 	case *ecdsa.PrivateKey:
@@ -640,7 +641,7 @@ func rsaCrypt(ctx context.Context, op string, k *asymKey, padding, oaepHash stri
 		if err != nil {
 			return nil, err
 		}
-		out, err := rsa.EncryptOAEPWithOptions(streamReader{SessionFrom(ctx)}, pub, data, &rsa.OAEPOptions{Hash: h, MGFHash: h, Label: label})
+		out, err := rsa.EncryptOAEPWithOptions(streamReader{host.SessionFrom(ctx)}, pub, data, &rsa.OAEPOptions{Hash: h, MGFHash: h, Label: label})
 		if errors.Is(err, rsa.ErrMessageTooLong) {
 			return nil, tooLarge
 		}
@@ -666,7 +667,7 @@ func rsaCrypt(ctx context.Context, op string, k *asymKey, padding, oaepHash stri
 		em := make([]byte, size)
 		em[1] = 2
 		ps := em[2 : size-len(data)-1]
-		s := SessionFrom(ctx)
+		s := host.SessionFrom(ctx)
 		s.CryptoRandom(ps)
 		for i := range ps {
 			for ps[i] == 0 {

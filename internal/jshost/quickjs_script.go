@@ -1,8 +1,9 @@
-package host
+package jshost
 
 import (
 	"context"
 	"encoding/hex"
+	"github.com/wasmgate/wasmgate/host"
 )
 
 // Scripts (wasmgate script): a bundled ES module run once in a fresh engine.
@@ -48,8 +49,8 @@ type JSScript struct {
 // rejection no handler took once the jobs that could take it have run,
 // even after the result settled; a result with no JSON form is an
 // *OutputNotJSONError.
-func QuickJSScript(script JSScript) func(ctx context.Context, inst Instance) ([]byte, error) {
-	return func(ctx context.Context, inst Instance) ([]byte, error) {
+func QuickJSScript(script JSScript) func(ctx context.Context, inst host.Instance) ([]byte, error) {
+	return func(ctx context.Context, inst host.Instance) ([]byte, error) {
 		vm := jsVM{inst}
 		tracker := &rejectionTracker{}
 		ctx = withNodeFunction(WithJSModules(ctx, JSModules{script.Name: script.Source}))
