@@ -112,7 +112,7 @@ func TestVerdictCarriesItsClassification(t *testing.T) {
 				exec.outcome = c.outcome
 				reg := NewRegistry()
 				require.NoError(t, reg.AddExecutor("text_upper", exec))
-				require.NoError(t, reg.AddUnadmitted("missing_export", &jstool.LoadError{Tool: "tool.js", Code: jstool.ErrToolNotFound, Msg: `no export "nope"`}))
+				require.NoError(t, reg.AddUnadmitted("missing_export", ToolNotFound(&jstool.LoadError{Tool: "tool.js", Code: jstool.ErrToolNotFound, Msg: `no export "nope"`})))
 				require.NoError(t, reg.AddUnadmitted("refused", fmt.Errorf("%w: imports env.f", runtime.ErrNotAdmitted)))
 				for _, a := range []string{"upper", "missing_export", "refused"} {
 					id := a
