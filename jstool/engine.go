@@ -4,6 +4,8 @@ import (
 	"embed"
 	"io/fs"
 	"sync"
+
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 )
 
 // The engine module is fetched at a pinned version by
@@ -13,11 +15,7 @@ import (
 var engineFS embed.FS
 
 // ErrNoEngine is returned when this build carries no QuickJS engine module.
-const ErrNoEngine = errorString("jstool: this wasmgate was built without the QuickJS engine (run scripts/fetch-quickjs.sh, or make build, then rebuild)")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+const ErrNoEngine = sentinel.Error("jstool: this wasmgate was built without the QuickJS engine (run scripts/fetch-quickjs.sh, or make build, then rebuild)")
 
 var embedded = sync.OnceValues(func() ([]byte, error) {
 	b, err := fs.ReadFile(engineFS, "engine/quickjs.wasm")

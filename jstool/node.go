@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 )
 
 // Node's built-ins, as a tool's bundle gets them. wasmgate's own modules
@@ -27,7 +29,7 @@ var nodelibFS embed.FS
 
 // ErrNoNodeLib is returned when a tool imports a Node built-in and this
 // build carries no third-party libraries for them.
-const ErrNoNodeLib = errorString("jstool: this wasmgate was built without the Node built-ins' libraries (run scripts/build-nodelib.sh, or make build, then rebuild)")
+const ErrNoNodeLib = sentinel.Error("jstool: this wasmgate was built without the Node built-ins' libraries (run scripts/build-nodelib.sh, or make build, then rebuild)")
 
 // nodeModules maps a built-in's name (without "node:") to the source file
 // under nodelib/src that implements it.
