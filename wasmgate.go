@@ -41,7 +41,7 @@ type (
 	// Status is SUCCESS, FAILED or BLOCKED.
 	Status = pipeline.Status
 	// ReasonCode says why an action did not succeed; the codes are
-	// pipeline's constants, in DESIGN.md's order.
+	// pipeline's constants, in docs/DESIGN.md's order.
 	ReasonCode = pipeline.ReasonCode
 )
 
