@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -40,7 +41,7 @@ type (
 	// Status is SUCCESS, FAILED or BLOCKED.
 	Status = pipeline.Status
 	// ReasonCode says why an action did not succeed; the codes are
-	// pipeline's constants, in DESIGN.md's order.
+	// pipeline's constants, in docs/DESIGN.md's order.
 	ReasonCode = pipeline.ReasonCode
 )
 
@@ -91,11 +92,6 @@ const (
 	ResultsDigestOnly = pipeline.ResultsDigestOnly
 )
 
-// errorString lets the sentinels be constants, so no caller can reassign them.
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
-
 // Errors. Those New returns wrap the cause (errors.Is and errors.As see
 // through them); the request errors are pipeline's.
 const (
@@ -103,7 +99,7 @@ const (
 	// work: none naming a registry, two naming it differently, an empty
 	// path, a nil function or sink, an engine not in this build (which also
 	// matches runtime.ErrUnknownEngine), an unknown results mode.
-	ErrInvalidOption = errorString("wasmgate: invalid option")
+	ErrInvalidOption = sentinel.Error("wasmgate: invalid option")
 
 	// ErrInvalidRegistry is matched by New's error for a registry given as
 	// values (WithExecutor, WithAction) that would block requests before
@@ -111,11 +107,11 @@ const (
 	// that is not there, a version range it does not match, a capability it
 	// lacks. The error names every such action and why. A registry file is
 	// not held to this: see WithRegistryFile.
-	ErrInvalidRegistry = errorString("wasmgate: invalid registry")
+	ErrInvalidRegistry = sentinel.Error("wasmgate: invalid registry")
 
 	// ErrClosed is returned by Execute on a Runtime that is closed, or that
 	// New did not make.
-	ErrClosed = errorString("wasmgate: runtime closed")
+	ErrClosed = sentinel.Error("wasmgate: runtime closed")
 
 	// ErrInvalidRequest is matched by Execute's error for a malformed
 	// trace_id or ts_utc, or an env that is not a JSON object: nothing is

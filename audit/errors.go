@@ -1,46 +1,45 @@
 package audit
 
-import "strconv"
+import (
+	"strconv"
 
-// errorString lets the sentinels be constants, so no caller can reassign them.
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+	"github.com/wasmgate/wasmgate/internal/sentinel"
+)
 
 const (
 	// ErrNotJSON is matched (errors.Is) by every refusal of Canonicalize
 	// except excessive nesting: invalid JSON or UTF-8, lone surrogates,
 	// duplicate keys, NaN/Infinity, numbers out of range.
-	ErrNotJSON = errorString("audit: not canonical JSON")
+	ErrNotJSON = sentinel.Error("audit: not canonical JSON")
 
 	// ErrTooDeep is matched when input nests deeper than MaxNesting. It is
 	// kept apart from ErrNotJSON because it is a limit, not a format error.
-	ErrTooDeep = errorString("audit: JSON nested deeper than MaxNesting")
+	ErrTooDeep = sentinel.Error("audit: JSON nested deeper than MaxNesting")
 
 	// ErrInvalidRecord is matched when a Record given to a Sink breaks the
 	// schema (a field that is not a digest where a digest belongs, a wrong
 	// event_type or digest_alg, a value canonical JSON cannot carry). The
 	// sink stays usable.
-	ErrInvalidRecord = errorString("audit: invalid record")
+	ErrInvalidRecord = sentinel.Error("audit: invalid record")
 
 	// ErrSinkFailed is matched by the error of the append whose write or
 	// fsync failed and by every later Append on that sink.
-	ErrSinkFailed = errorString("audit: sink failed")
+	ErrSinkFailed = sentinel.Error("audit: sink failed")
 
 	// ErrClosed is returned by Append after Close.
-	ErrClosed = errorString("audit: sink closed")
+	ErrClosed = sentinel.Error("audit: sink closed")
 
 	// ErrLocked is matched when OpenFile finds the log held by another
 	// FileSink, in this process or another one.
-	ErrLocked = errorString("audit: log file in use by another sink")
+	ErrLocked = sentinel.Error("audit: log file in use by another sink")
 
 	// ErrChainBroken is matched by every *ChainError.
-	ErrChainBroken = errorString("audit: log chain broken")
+	ErrChainBroken = sentinel.Error("audit: log chain broken")
 
 	// ErrTornTail is matched by the *ChainError of a log whose last line
 	// has no newline: an append cut short (a crash, a full disk). Repair
 	// cuts such a tail back to the last complete record.
-	ErrTornTail = errorString("audit: log ends in a torn line")
+	ErrTornTail = sentinel.Error("audit: log ends in a torn line")
 )
 
 // SyntaxError says why and where Canonicalize refused its input.

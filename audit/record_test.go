@@ -16,7 +16,7 @@ import (
 )
 
 // verdictMembers are the members of an action_audit record: the schema
-// DESIGN.md lists, with env_digest and attempt_hash.
+// docs/DESIGN.md lists, with env_digest and attempt_hash.
 var verdictMembers = []string{
 	"action", "attempt_hash", "digest_alg", "duration_ms", "env_digest", "event_type", "executor_id",
 	"executor_version", "fuel_used", "hash", "input_digest", "module_digest", "output_digest", "prev",

@@ -7,15 +7,13 @@ import (
 	"io"
 
 	"github.com/zeebo/blake3"
+
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 )
 
 // ErrOutputTooLarge is raised (as a panic inside a host function, or returned
 // by RunABIv1) when a guest produces more output than the session allows.
-const ErrOutputTooLarge = errorString("host: output exceeds max_output_bytes")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+const ErrOutputTooLarge = sentinel.Error("host: output exceeds max_output_bytes")
 
 // ExitError is raised by proc_exit. Engines surface it from the call that was
 // running; package runtime turns code 0 into success and any other code into an

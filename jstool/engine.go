@@ -10,15 +10,6 @@ import _ "embed"
 //go:embed engine/quickjs.wasm
 var engineModule []byte
 
-// ErrNoEngine was returned by builds that carried no QuickJS engine module.
-//
-// Deprecated: the module is embedded in every build; nothing returns it.
-const ErrNoEngine = errorString("jstool: this wasmgate was built without the QuickJS engine")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
-
 // EngineModule returns the embedded QuickJS engine module. The caller must
 // not change it. The error is always nil; it is kept for the callers that
 // check it.

@@ -22,7 +22,7 @@ import (
 // # Errors
 //
 // A bundle that does not bundle again or whose listing fails; the engine's
-// errors (ErrNoEngine, an *AdmissionError).
+// errors (an *AdmissionError).
 func ToolExports(ctx context.Context, engine runtime.Engine, b Bundle) ([]string, error) {
 	return exportNames(ctx, engine, b)
 }

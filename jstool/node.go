@@ -28,13 +28,6 @@ import (
 //go:embed all:nodelib/src nodelib/dist nodelib/dist/LICENSES.txt
 var nodelibFS embed.FS
 
-// ErrNoNodeLib was returned when a tool imported a Node built-in in a
-// build that carried no third-party libraries for them.
-//
-// Deprecated: the libraries are embedded in every build; nothing returns it
-// but a damaged checkout.
-const ErrNoNodeLib = errorString("jstool: this wasmgate was built without the Node built-ins' libraries (run scripts/build-nodelib.sh, then rebuild)")
-
 // nodeModules maps a built-in's name (without "node:") to the source file
 // under nodelib/src that implements it.
 var nodeModules = map[string]string{
@@ -273,17 +266,13 @@ func nodeModuleSource(path string) (string, error) {
 			return d.source(name), nil
 		}
 	case strings.HasPrefix(path, "wasmgate:lib/"):
-		src, err := readNodelib("nodelib/dist/" + strings.TrimPrefix(path, "wasmgate:lib/") + ".js")
-		if err != nil {
-			return "", ErrNoNodeLib
-		}
-		return src, nil
+		return readNodelib("nodelib/dist/" + strings.TrimPrefix(path, "wasmgate:lib/") + ".js")
 	case strings.HasPrefix(path, "wasmgate:lazy/"):
 		// A library kept as a string and evaluated when first asked for:
 		// its parse is paid only by code that uses it (a program's console).
 		src, err := readNodelib("nodelib/dist/" + strings.TrimPrefix(path, "wasmgate:lazy/") + ".js")
 		if err != nil {
-			return "", ErrNoNodeLib
+			return "", err
 		}
 		quoted, err := json.Marshal(src)
 		if err != nil {

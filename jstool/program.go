@@ -202,10 +202,6 @@ type Program struct {
 // NewProgram makes b an executor of identity m (its id and version, and
 // the limits it runs under where a request sets none, before ProgramLimits)
 // that runs on engine with opts' argv, streams and engine module.
-//
-// # Errors
-//
-// ErrNoEngine when there is no engine module.
 func NewProgram(engine runtime.Engine, b Bundle, m runtime.Manifest, opts ProgramOptions) (*Program, error) {
 	if opts.Engine == nil {
 		wasm, err := EngineModule()

@@ -241,7 +241,7 @@ type ScriptOptions struct {
 //
 // # Errors
 //
-// ErrNoEngine when there is no engine module; an *AdmissionError when the
+// An *AdmissionError when the
 // engine module is refused; an error when ctx is cancelled or the engine
 // failed.
 func RunScript(ctx context.Context, engine runtime.Engine, b Bundle, opts ScriptOptions) (runtime.Outcome, error) {

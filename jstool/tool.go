@@ -9,6 +9,7 @@ import (
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/host"
 	"github.com/wasmgate/wasmgate/internal/jshost"
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -16,14 +17,14 @@ import (
 // matches runtime.ErrNotAdmitted: the tool is not admitted as an executor.
 const (
 	// ErrToolNotFound: the requested export does not exist (TOOL_NOT_FOUND).
-	ErrToolNotFound = errorString("TOOL_NOT_FOUND")
+	ErrToolNotFound = sentinel.Error("TOOL_NOT_FOUND")
 	// ErrToolInvalid: the export has no execute and is not a factory, or
 	// the tool's code threw while it was loaded (TOOL_INVALID).
-	ErrToolInvalid = errorString("TOOL_INVALID")
+	ErrToolInvalid = sentinel.Error("TOOL_INVALID")
 	// ErrLoadMemoryExhausted: loading the tool needed more memory than its
 	// memory_pages allows (MEMORY_EXHAUSTED). The *LoadError says how much
 	// it had when an allocation was refused.
-	ErrLoadMemoryExhausted = errorString("MEMORY_EXHAUSTED")
+	ErrLoadMemoryExhausted = sentinel.Error("MEMORY_EXHAUSTED")
 )
 
 // LoadError says why a tool was not admitted.
@@ -126,7 +127,7 @@ type Tool struct {
 //
 // # Errors
 //
-// ErrNoEngine when there is no engine module; a *LoadError (matching
+// A *LoadError (matching
 // runtime.ErrNotAdmitted) when the tool throws while loading, or its export
 // is missing or has no execute; an *AdmissionError when the engine module
 // is refused.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/wasmgate/wasmgate/internal/sentinel"
+
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
@@ -42,13 +44,13 @@ const (
 	// ErrNoKind is matched by the error for code that no kind given to
 	// the registry loads: a JS tool where the JavaScript kind was not
 	// given. The error names the package that has the kind.
-	ErrNoKind = errorString("pipeline: no executor kind given loads this code")
+	ErrNoKind = sentinel.Error("pipeline: no executor kind given loads this code")
 
 	// ErrLoadMemoryExhausted is matched by a kind's load error when
 	// loading the code (a JS tool's module and its top-level code) needed
 	// more memory than its memory_pages: its requests are BLOCKED with
 	// LIMIT_EXCEEDED and MEMORY_EXHAUSTED, as its calls would be.
-	ErrLoadMemoryExhausted = errorString("MEMORY_EXHAUSTED")
+	ErrLoadMemoryExhausted = sentinel.Error("pipeline: loading the code needed more memory than its limit (MEMORY_EXHAUSTED)")
 )
 
 // MissingCode wraps a kind's error that says the code it was given is not

@@ -13,25 +13,22 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // ErrInvalidRequest is matched by errors about the request envelope itself
 // (a malformed trace_id or ts_utc), which cannot even be audited faithfully.
-const ErrInvalidRequest = errorString("pipeline: invalid request")
+const ErrInvalidRequest = sentinel.Error("pipeline: invalid request")
 
 // ErrInternal is matched by errors from a failing engine, as opposed to a
 // failing executor.
-const ErrInternal = errorString("pipeline: internal error")
+const ErrInternal = sentinel.Error("pipeline: internal error")
 
 // ErrBusy is matched by the error of a Runner that refused an action for
 // want of capacity (a cluster whose queue is full): nothing was recorded,
 // and the caller may retry.
-const ErrBusy = errorString("pipeline: busy")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+const ErrBusy = sentinel.Error("pipeline: busy")
 
 // Pipeline executes actions under governance. It is safe for concurrent use.
 type Pipeline struct {

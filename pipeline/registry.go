@@ -192,7 +192,7 @@ func (r *refusal) codes() string {
 }
 
 // resolve finds the executor for an action and checks the route's
-// requirements, in the reason-code order of DESIGN.md. It returns the
+// requirements, in the reason-code order of docs/DESIGN.md. It returns the
 // executor's compiled schemas too: schemas that do not compile make it
 // unusable (EXECUTOR_INVALID).
 func (r *Registry) resolve(action string) (Executor, runtime.Limits, *schemaSet, *refusal) {

@@ -7,16 +7,13 @@ import (
 	"sync"
 
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 	"github.com/wasmgate/wasmgate/runtime/internal/instrument"
 	"github.com/wasmgate/wasmgate/runtime/internal/wasmbin"
 )
 
 // ErrNotAdmitted is matched (errors.Is) by every admission refusal.
-const ErrNotAdmitted = errorString("runtime: module not admitted")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+const ErrNotAdmitted = sentinel.Error("runtime: module not admitted")
 
 // AdmissionError says why a module was refused before anything ran.
 type AdmissionError struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 )
 
 // EngineName selects a Wasm engine.
@@ -42,12 +43,12 @@ func Engines() []EngineName {
 }
 
 // ErrUnknownEngine is returned by NewEngine for a name not in Engines().
-const ErrUnknownEngine = errorString("runtime: unknown engine")
+const ErrUnknownEngine = sentinel.Error("runtime: unknown engine")
 
 // ErrEngineNotBuilt is returned by NewEngine for an engine that exists but
 // is left out of this build (wasmtime without its build tag). It also
 // matches ErrUnknownEngine.
-const ErrEngineNotBuilt = errorString("runtime: engine not in this build")
+const ErrEngineNotBuilt = sentinel.Error("runtime: engine not in this build")
 
 // engineNotBuiltError names the engine and how to get it.
 type engineNotBuiltError struct{ name EngineName }

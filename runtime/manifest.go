@@ -185,7 +185,7 @@ func (l Limits) MarshalJSON() ([]byte, error) {
 }
 
 // DefaultLimits are the limits of an executor that sets none: the figures of
-// the reference manifest in DESIGN.md, but for fuel. An unset fuel covers
+// the reference manifest in docs/DESIGN.md, but for fuel. An unset fuel covers
 // whatever timeout_ms applies, with margin, so that fuel never stops
 // ordinary work before the wall clock would: defaultFuelPerMs for each of its
 // milliseconds (60 billion at the default 1 s).

@@ -14,6 +14,7 @@ import (
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
 
 	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 	"github.com/wasmgate/wasmgate/runtime/internal/instrument"
 )
 
@@ -38,7 +39,7 @@ const wasmtimeBuilt = true
 const epochTick = time.Millisecond
 
 // errEngineClosed: a module was run after its engine was closed.
-const errEngineClosed = errorString("runtime: the engine is closed")
+const errEngineClosed = sentinel.Error("runtime: the engine is closed")
 
 type wasmtimeEngine struct {
 	engine *wasmtime.Engine

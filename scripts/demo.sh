@@ -29,6 +29,16 @@ expect() {
 		exit 1
 	fi
 	echo "(exit $rc)"
+	printf '%s' "$out" >"$work/last"
+}
+
+# insist CODE: the last result's reason codes include CODE (several verdicts
+# share an exit code; a caption that names one must show that one).
+insist() {
+	if ! grep -q "\"$1\"" "$work/last"; then
+		echo "demo: expected reason code $1" >&2
+		exit 1
+	fi
 }
 
 step "Inspect a module: profile, imports, exports, manifest, digest" "$BIN inspect testdata/upper.wasm"
@@ -48,9 +58,11 @@ expect 1 "$BIN" run --wasm testdata/fail.wasm --input '{}' --audit "$AUDIT"
 
 step "An infinite loop runs out of fuel: a deterministic instruction budget" "$BIN run --wasm testdata/loop.wasm --input '{}'"
 expect 3 "$BIN" run --wasm testdata/loop.wasm --input '{}' --audit "$AUDIT"
+insist FUEL_EXHAUSTED
 
 step "Given all the fuel in the world, the wall clock still stops it" "$BIN run --wasm testdata/loop.wasm --input '{}' --fuel 4000000000000000000 --timeout-ms 200"
 expect 3 "$BIN" run --wasm testdata/loop.wasm --input '{}' --fuel 4000000000000000000 --timeout-ms 200 --audit "$AUDIT"
+insist EXECUTOR_TIMEOUT
 
 step "Float results are bit-identical on every engine (NaNs canonicalized)" "$BIN run --wasm testdata/floats.wasm --engine wazero-interp --input '{\"count\":500,\"seed\":1}'"
 expect 0 "$BIN" run --wasm testdata/floats.wasm --input '{"count":500,"seed":1}' --audit "$AUDIT"
@@ -68,9 +80,14 @@ expect 3 "$BIN" run --wasm testdata/refused/env_import.wasm --input '{}' --audit
 step "A TypeScript tool, run by the QuickJS engine (itself a Wasm module) from a snapshot" "$BIN run --js guests/js/slugify.ts --input '{\"title\":\"The Art of Governed Execution\"}'"
 expect 0 "$BIN" run --js guests/js/slugify.ts --input '{"title":"The Art of Governed Execution"}' --audit "$AUDIT"
 
-step "A JS tool that throws is FAILED; one that loops forever runs out of fuel" "$BIN run --js jstool/testdata/tools/throws.js --input '{\"reason\":\"demo\"}'"
+step "A JS tool that throws is FAILED" "$BIN run --js jstool/testdata/tools/throws.js --input '{\"reason\":\"demo\"}'"
 expect 1 "$BIN" run --js jstool/testdata/tools/throws.js --input '{"reason":"demo"}' --audit "$AUDIT"
-expect 3 "$BIN" run --js jstool/testdata/tools/endless.js --input '{}' --audit "$AUDIT"
+
+# 200 million units take a JS loop about a fifth of a second, a hundred
+# times less than its clock allows: fuel, not the machine's load, ends it.
+step "A JS tool that loops forever runs out of fuel, long before its clock" "$BIN run --js jstool/testdata/tools/endless.js --input '{}' --fuel 200000000 --timeout-ms 60000"
+expect 3 "$BIN" run --js jstool/testdata/tools/endless.js --input '{}' --fuel 200000000 --timeout-ms 60000 --audit "$AUDIT"
+insist FUEL_EXHAUSTED
 
 step "A JS allocation bomb hits memory_pages" "$BIN run --js jstool/testdata/tools/alloc_bomb.js --input '{}' --memory-pages 128"
 expect 3 "$BIN" run --js jstool/testdata/tools/alloc_bomb.js --input '{}' --memory-pages 128 --audit "$AUDIT"

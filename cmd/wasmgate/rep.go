@@ -69,7 +69,7 @@ Events (REP section 7): {type:"log", timestamp, seq, level, message, step_id?}
   timestamps are RFC 3339 UTC with milliseconds; an action step's result is
   its audited verdict. A node no edge leads to is reported by a log event.
 
-Flow IR 1.0.0 (../shared/specs/tracemind-flow-ir): {version:"1.0.0",
+Flow IR 1.0.0 (protocol/jsonrpc/flow/schema.json): {version:"1.0.0",
   flow:{name, timeout_ms}, constants:{policyRef, policy}, inputs_schema,
   graph:{nodes:[{id, type, with, timeout_ms, retry:{max, backoff_ms}}],
   edges:[{from, to, on:"success"|"failure", case?}]}, metadata:{generated_at,

@@ -332,9 +332,6 @@ func (e env) loadRegistry(ctx context.Context, engine runtime.Engine, f sourceFl
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, jstool.ErrNotInstalled) {
 			return nil, usagef("%s: %v", f.flagName(), err)
 		}
-		if errors.Is(err, jstool.ErrNoEngine) {
-			return nil, err
-		}
 		return reg, err
 	}
 	reg, err := pipeline.LoadRegistry(ctx, f.config, engine, executorKinds...)

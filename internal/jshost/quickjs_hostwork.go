@@ -10,6 +10,8 @@ import (
 	"github.com/wasmgate/wasmgate/host"
 	"math"
 	"strings"
+
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 )
 
 // Work the host does for a JS tool (the Node built-ins' crypto, Intl's
@@ -37,7 +39,7 @@ const hostFuelPerNs = 12
 // cannot pay for it. The tool never sees it: the budget is spent, so the
 // engine traps at its next instruction block (FUEL_EXHAUSTED), or the host
 // has stopped the execution (its deadline).
-const errHostWorkStopped = errorString("host: the work was stopped: the execution's fuel is spent, or its time is up")
+const errHostWorkStopped = sentinel.Error("host: the work was stopped: the execution's fuel is spent, or its time is up")
 
 // spend charges ns nanoseconds of host work to the execution, before the
 // work is done.
@@ -251,8 +253,3 @@ func costOfKey(k *asymKey) keyCost {
 	// A key of no kind above cannot be used: the call fails.
 	return keyCost{}
 }
-
-// errorString lets the sentinels be constants.
-type errorString string
-
-func (e errorString) Error() string { return string(e) }

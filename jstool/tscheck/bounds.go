@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 )
 
 const (
@@ -31,20 +33,16 @@ const (
 const (
 	// ErrTimeBound: the compiler ran longer than Checker.Timeout and was
 	// stopped.
-	ErrTimeBound = errorString("tscheck: the type check ran out of time")
+	ErrTimeBound = sentinel.Error("tscheck: the type check ran out of time")
 	// ErrMemoryBound: the compiler's resident memory, or what it printed,
 	// passed Checker.MaxMemory, and it was stopped.
-	ErrMemoryBound = errorString("tscheck: the type check ran out of memory")
+	ErrMemoryBound = sentinel.Error("tscheck: the type check ran out of memory")
 )
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
 
 // boundError is a bound that stopped the compiler: its text says which and
 // how far, errors.Is matches the sentinel.
 type boundError struct {
-	sentinel errorString
+	sentinel sentinel.Error
 	msg      string
 }
 
@@ -151,7 +149,7 @@ func watchMemory(pid int, max int64, done <-chan struct{}, stop func()) {
 
 // errUnsupported is residentBytes on a platform that cannot read another
 // process's resident memory.
-const errUnsupported = errorString("tscheck: resident memory cannot be read on this platform")
+const errUnsupported = sentinel.Error("tscheck: resident memory cannot be read on this platform")
 
 // boundedOutput holds the compiler's stdout and stderr, together at most
 // max bytes: output is memory too, and a type printed in a diagnostic can

@@ -5,7 +5,7 @@
 // A request's packageName names an action or executor of the registry, or
 // an npm package of JS tools (installed into the tool store on first use,
 // then kept); its name is the tool's export. The protocol's facts are in
-// DESIGN.md; what a production server adds (auth, CORS, limits, metrics,
+// docs/DESIGN.md; what a production server adds (auth, CORS, limits, metrics,
 // logs, graceful shutdown) is in docs/SERVE.md.
 package httpexec
 

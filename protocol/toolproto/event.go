@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 )
 
 // EventType is what an event says.
@@ -181,11 +183,7 @@ func marshal(v any) ([]byte, error) {
 // ErrOutOfOrder is returned by Writer.Write for an event the protocol does
 // not allow where it is: anything before started, a second started, or
 // anything after the terminal event.
-const ErrOutOfOrder = errorString("toolproto: event out of order")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+const ErrOutOfOrder = sentinel.Error("toolproto: event out of order")
 
 // Writer writes the events of one tool side, one line each, in the order
 // the protocol allows.

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 )
 
 // ManifestFile is the name of a tool's manifest.
@@ -287,7 +289,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // ErrToolNotFound is matched by the error of a lookup for a tool no
 // manifest declares.
-const ErrToolNotFound = errorString("toolproto: tool not found")
+const ErrToolNotFound = sentinel.Error("toolproto: tool not found")
 
 // Catalog is the tools of a directory: every DIR/**/manifest.json, except
 // under node_modules and hidden directories.

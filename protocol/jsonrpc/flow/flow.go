@@ -98,6 +98,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/wasmgate/wasmgate/internal/sentinel"
 )
 
 // Version is the Flow IR version this package reads.
@@ -113,19 +115,15 @@ const ConstantsMember = "constants"
 // Errors of Parse and CheckInputs, matched with errors.Is.
 const (
 	// ErrVersion: the IR's version is missing or not Version.
-	ErrVersion = errorString("flow: unsupported IR version")
+	ErrVersion = sentinel.Error("flow: unsupported IR version")
 	// ErrUnknownStepKind: a node's type is neither a step kind of the
 	// runtime nor "switch".
-	ErrUnknownStepKind = errorString("flow: unknown step kind")
+	ErrUnknownStepKind = sentinel.Error("flow: unknown step kind")
 	// ErrSchema: the IR is not a valid Flow IR document.
-	ErrSchema = errorString("flow: invalid flow")
+	ErrSchema = sentinel.Error("flow: invalid flow")
 	// ErrInputs: the inputs do not match the IR's inputs_schema.
-	ErrInputs = errorString("flow: inputs do not match inputs_schema")
+	ErrInputs = sentinel.Error("flow: inputs do not match inputs_schema")
 )
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
 
 // Error is a document Parse refused, or inputs CheckInputs refused. It
 // matches one of ErrVersion, ErrUnknownStepKind, ErrSchema and ErrInputs.

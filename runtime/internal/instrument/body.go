@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"github.com/wasmgate/wasmgate/runtime/internal/wasmbin"
+
+	"github.com/wasmgate/wasmgate/runtime/internal/leb128"
 )
 
 // fn validates and rewrites one function body at a time. Validation is the
@@ -76,7 +78,7 @@ func (f *fn) fail(format string, args ...any) {
 }
 
 func (f *fn) u32() uint32 {
-	v, n := readU32(f.in, f.pos)
+	v, n := leb128.Uint32(f.in, f.pos)
 	if n == 0 {
 		f.fail("malformed or truncated immediate")
 		return 0
@@ -247,7 +249,7 @@ func (f *fn) blockType() uint32 {
 		f.pos++
 		return uint32(b)
 	}
-	v, n := readSigned(f.in, f.pos, 33)
+	v, n := leb128.Int(f.in, f.pos, 33)
 	if n == 0 || v < 0 {
 		f.fail("malformed block type")
 		return 0x40
@@ -313,15 +315,15 @@ func (f *fn) newCharge() {
 	t64 := f.scratch[0]
 	c := charge{at: len(st.w), pred: -1}
 	w := append(st.w, 0x23)
-	w = appendU32(w, m.fuelGlobal)
+	w = leb128.AppendUint32(w, m.fuelGlobal)
 	w = append(w, 0x42)
 	c.slot = len(w)
 	w = append(w, 0, 0, 0, 0, 0, 0x7d, 0x22)
-	w = appendU32(w, t64)
+	w = leb128.AppendUint32(w, t64)
 	w = append(w, 0x24)
-	w = appendU32(w, m.fuelGlobal)
+	w = leb128.AppendUint32(w, m.fuelGlobal)
 	w = append(w, 0x20)
-	w = appendU32(w, t64)
+	w = leb128.AppendUint32(w, t64)
 	w = f.appendSlowPath(w, t64)
 	c.end = len(w)
 	st.w = w
@@ -344,21 +346,21 @@ func (f *fn) chargeDynamic(shiftOp byte, shift byte) {
 	m := f.m
 	t32, t64 := f.local(tI32), f.scratch[0]
 	w := append(f.st.w, 0x22)
-	w = appendU32(w, t32)
+	w = leb128.AppendUint32(w, t32)
 	w = append(w, 0x23)
-	w = appendU32(w, m.fuelGlobal)
+	w = leb128.AppendUint32(w, m.fuelGlobal)
 	w = append(w, 0x20)
-	w = appendU32(w, t32)
+	w = leb128.AppendUint32(w, t32)
 	w = append(w, 0xad)
 	if shift != 0 {
 		w = append(w, 0x42, shift, shiftOp)
 	}
 	w = append(w, 0x7d, 0x22)
-	w = appendU32(w, t64)
+	w = leb128.AppendUint32(w, t64)
 	w = append(w, 0x24)
-	w = appendU32(w, m.fuelGlobal)
+	w = leb128.AppendUint32(w, m.fuelGlobal)
 	w = append(w, 0x20)
-	w = appendU32(w, t64)
+	w = leb128.AppendUint32(w, t64)
 	f.st.w = f.appendSlowPath(w, t64)
 }
 
@@ -369,9 +371,9 @@ func (f *fn) chargeDynamic(shiftOp byte, shift byte) {
 //	i64.const 0; i64.lt_s; if; local.get $t64; call $refill; end
 func (f *fn) appendSlowPath(w []byte, t64 uint32) []byte {
 	w = append(w, 0x42, 0, 0x53, 0x04, 0x40, 0x20)
-	w = appendU32(w, t64)
+	w = leb128.AppendUint32(w, t64)
 	w = append(w, 0x10)
-	w = appendU32(w, f.m.refillFunc)
+	w = leb128.AppendUint32(w, f.m.refillFunc)
 	return append(w, 0x0b)
 }
 
@@ -412,63 +414,63 @@ func (f *fn) guardGrow(table bool, x uint32) {
 	}
 	cost := func(w []byte) []byte {
 		w = append(w, 0x20)
-		w = appendU32(w, t32)
+		w = leb128.AppendUint32(w, t32)
 		return append(w, 0xad, 0x42, shift, 0x86)
 	}
 	w := f.st.w
 	if table {
 		w = append(w, 0xfc, 16)
-		w = appendU32(w, x)
+		w = leb128.AppendUint32(w, x)
 	} else {
 		w = append(w, 0x3f, 0)
 	}
 	w = append(w, 0xad, 0x20)
-	w = appendU32(w, t32)
+	w = leb128.AppendUint32(w, t32)
 	w = append(w, 0xad, 0x7c, 0x21)
-	w = appendU32(w, t64)
+	w = leb128.AppendUint32(w, t64)
 	w = append(w, 0x1a, 0x41, 0x7f, 0x20)
-	w = appendU32(w, t32)
+	w = leb128.AppendUint32(w, t32)
 	w = cost(w)
 	w = append(w, 0x23)
-	w = appendU32(w, m.budgetGlobal)
+	w = leb128.AppendUint32(w, m.budgetGlobal)
 	w = append(w, 0x56, 0x1b)
 	f.st.w = w
 	f.flush(f.pos) // the grow itself
 	w = append(f.st.w, 0x22)
-	w = appendU32(w, r32)
+	w = leb128.AppendUint32(w, r32)
 	w = append(w, 0x41, 0x7f, 0x46, 0x04, 0x40)
 	w = cost(w)
 	w = append(w, 0x23)
-	w = appendU32(w, m.budgetGlobal)
+	w = leb128.AppendUint32(w, m.budgetGlobal)
 	w = append(w, 0x56, 0x20)
-	w = appendU32(w, t64)
+	w = leb128.AppendUint32(w, t64)
 	w = append(w, 0x42)
-	w = appendS64(w, int64(max))
+	w = leb128.AppendInt64(w, int64(max))
 	w = append(w, 0x58, 0x71, 0x04, 0x40, 0x41, 1, 0x24)
-	w = appendU32(w, m.overGlobal)
+	w = leb128.AppendUint32(w, m.overGlobal)
 	w = append(w, 0x0b)
 	if !table {
 		w = append(w, 0x20)
-		w = appendU32(w, t64)
+		w = leb128.AppendUint32(w, t64)
 		w = append(w, 0x42)
-		w = appendS64(w, int64(m.memMax))
+		w = leb128.AppendInt64(w, int64(m.memMax))
 		w = append(w, 0x58, 0x20)
-		w = appendU32(w, t64)
+		w = leb128.AppendUint32(w, t64)
 		w = append(w, 0x23)
-		w = appendU32(w, m.growGlobal)
+		w = leb128.AppendUint32(w, m.growGlobal)
 		w = append(w, 0x56, 0x71, 0x04, 0x40, 0x20)
-		w = appendU32(w, t64)
+		w = leb128.AppendUint32(w, t64)
 		w = append(w, 0x24)
-		w = appendU32(w, m.growGlobal)
+		w = leb128.AppendUint32(w, m.growGlobal)
 		w = append(w, 0x0b)
 	}
 	w = append(w, 0x05, 0x23)
-	w = appendU32(w, m.budgetGlobal)
+	w = leb128.AppendUint32(w, m.budgetGlobal)
 	w = cost(w)
 	w = append(w, 0x7d, 0x24)
-	w = appendU32(w, m.budgetGlobal)
+	w = leb128.AppendUint32(w, m.budgetGlobal)
 	w = append(w, 0x0b, 0x20)
-	w = appendU32(w, r32)
+	w = leb128.AppendUint32(w, r32)
 	f.st.w = w
 }
 
@@ -479,9 +481,9 @@ func (f *fn) guardGrow(table bool, x uint32) {
 func (f *fn) refFunc(x uint32) {
 	f.flush(f.op)
 	w := append(f.st.w, 0x41)
-	w = appendS64(w, int64(f.m.refSlotOf(x)))
+	w = leb128.AppendInt64(w, int64(f.m.refSlotOf(x)))
 	w = append(w, 0x25)
-	f.st.w = appendU32(w, f.m.refTable)
+	f.st.w = leb128.AppendUint32(w, f.m.refTable)
 	f.copied = f.pos
 }
 
@@ -507,7 +509,7 @@ func (f *fn) canonScalar(t byte) {
 	f.flush(f.pos)
 	x := f.local(t)
 	w := append(f.st.w, 0x22)
-	w = appendU32(w, x)
+	w = leb128.AppendUint32(w, x)
 	eq := byte(0x5b)
 	if t == tF32 {
 		w = append(w, 0x43)
@@ -518,9 +520,9 @@ func (f *fn) canonScalar(t byte) {
 		eq = 0x61
 	}
 	w = append(w, 0x20)
-	w = appendU32(w, x)
+	w = leb128.AppendUint32(w, x)
 	w = append(w, 0x20)
-	w = appendU32(w, x)
+	w = leb128.AppendUint32(w, x)
 	f.st.w = append(w, eq, 0x1b)
 }
 
@@ -534,7 +536,7 @@ func (f *fn) canonVector(t byte) {
 	f.flush(f.pos)
 	x := f.local(tV128)
 	w := append(f.st.w, 0x22)
-	w = appendU32(w, x)
+	w = leb128.AppendUint32(w, x)
 	w = append(w, 0xfd, 0x0c)
 	eq := byte(0x41)
 	if t == tF32 {
@@ -547,9 +549,9 @@ func (f *fn) canonVector(t byte) {
 		eq = 0x47
 	}
 	w = append(w, 0x20)
-	w = appendU32(w, x)
+	w = leb128.AppendUint32(w, x)
 	w = append(w, 0x20)
-	w = appendU32(w, x)
+	w = leb128.AppendUint32(w, x)
 	f.st.w = append(w, 0xfd, eq, 0xfd, 0x52)
 }
 
@@ -619,7 +621,7 @@ func (f *fn) rewrite(out []byte, idx, start, end int) ([]byte, error) {
 		case 1:
 			w = append(w, ft.results[0])
 		default:
-			w = appendS64(w, int64(m.wrapperType[m.funcs[idx]]))
+			w = leb128.AppendInt64(w, int64(m.wrapperType[m.funcs[idx]]))
 		}
 		st.w = w
 	}
@@ -650,18 +652,18 @@ func (f *fn) enterDepth() {
 	m := f.m
 	t32 := f.local(tI32)
 	w := append(f.st.w, 0x23)
-	w = appendU32(w, m.depthGlobal)
+	w = leb128.AppendUint32(w, m.depthGlobal)
 	w = append(w, 0x41)
 	f.st.charges = append(f.st.charges, charge{at: len(w), slot: len(w), end: len(w) + 5, cost: 1, pred: -1})
 	f.depthCharge = len(f.st.charges) - 1
 	w = append(w, 0, 0, 0, 0, 0, 0x6a, 0x22)
-	w = appendU32(w, t32)
+	w = leb128.AppendUint32(w, t32)
 	w = append(w, 0x24)
-	w = appendU32(w, m.depthGlobal)
+	w = leb128.AppendUint32(w, m.depthGlobal)
 	w = append(w, 0x20)
-	w = appendU32(w, t32)
+	w = leb128.AppendUint32(w, t32)
 	w = append(w, 0x41)
-	w = appendS64(w, int64(int32(m.opts.MaxCallDepth)))
+	w = leb128.AppendInt64(w, int64(int32(m.opts.MaxCallDepth)))
 	f.st.w = append(w, 0x4b, 0x04, 0x40, 0x00, 0x0b)
 }
 
@@ -673,11 +675,11 @@ func (f *fn) leaveDepth() {
 	weight := f.frameWeight()
 	f.st.charges[f.depthCharge].cost = weight
 	w := append(f.st.w, 0x23)
-	w = appendU32(w, f.m.depthGlobal)
+	w = leb128.AppendUint32(w, f.m.depthGlobal)
 	w = append(w, 0x41)
-	w = appendS64(w, weight)
+	w = leb128.AppendInt64(w, weight)
 	w = append(w, 0x6b, 0x24)
-	f.st.w = appendU32(w, f.m.depthGlobal)
+	f.st.w = leb128.AppendUint32(w, f.m.depthGlobal)
 }
 
 // frameWeight is how many calls the function's frame counts as: one per
@@ -710,16 +712,16 @@ func (f *fn) finish(out []byte, groups uint32, localGroups []byte) []byte {
 	st := f.st
 	foldShortFallthroughs(st.charges)
 	var hdr [16]byte
-	h := appendU32(hdr[:0], groups+uint32(len(st.newLocals)))
+	h := leb128.AppendUint32(hdr[:0], groups+uint32(len(st.newLocals)))
 	size := len(h) + len(localGroups) + 2*len(st.newLocals) + len(st.w)
 	for _, c := range st.charges {
 		if c.cost == 0 {
 			size -= c.end - c.at
 		} else {
-			size += s64Len(c.cost) - 5
+			size += leb128.Int64Len(c.cost) - 5
 		}
 	}
-	out = appendU32(out, uint32(size))
+	out = leb128.AppendUint32(out, uint32(size))
 	out = append(out, h...)
 	out = append(out, localGroups...)
 	for _, t := range st.newLocals {
@@ -733,7 +735,7 @@ func (f *fn) finish(out []byte, groups uint32, localGroups []byte) []byte {
 			continue
 		}
 		out = append(out, st.w[prev:c.slot]...)
-		out = appendS64(out, c.cost)
+		out = leb128.AppendInt64(out, c.cost)
 		prev = c.slot + 5
 	}
 	return append(out, st.w[prev:]...)
@@ -872,7 +874,7 @@ func (f *fn) body() error {
 			if f.depth {
 				f.flush(f.op)
 				st.w = append(st.w, 0x0c)
-				st.w = appendU32(st.w, uint32(len(st.ctrls)-1))
+				st.w = leb128.AppendUint32(st.w, uint32(len(st.ctrls)-1))
 				f.copied = f.pos
 			}
 			f.unreachable()
@@ -1070,7 +1072,7 @@ func (f *fn) body() error {
 }
 
 func (f *fn) signed(bits uint) {
-	_, n := readSigned(f.in, f.pos, bits)
+	_, n := leb128.Int(f.in, f.pos, bits)
 	if n == 0 {
 		f.fail("malformed or truncated integer constant")
 		return

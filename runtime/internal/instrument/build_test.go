@@ -1,5 +1,7 @@
 package instrument
 
+import "github.com/wasmgate/wasmgate/runtime/internal/leb128"
+
 // A small module assembler for tests that need exact bytes.
 
 func cat(parts ...[]byte) []byte {
@@ -13,15 +15,15 @@ func cat(parts ...[]byte) []byte {
 // sec is a section: its id, its size, then the content.
 func sec(id byte, content ...[]byte) []byte {
 	c := cat(content...)
-	return cat([]byte{id}, appendU32(nil, uint32(len(c))), c)
+	return cat([]byte{id}, leb128.AppendUint32(nil, uint32(len(c))), c)
 }
 
 // vec is a vector: its length, then the items.
 func vec(items ...[]byte) []byte {
-	return cat(appendU32(nil, uint32(len(items))), cat(items...))
+	return cat(leb128.AppendUint32(nil, uint32(len(items))), cat(items...))
 }
 
-func name(s string) []byte { return cat(appendU32(nil, uint32(len(s))), []byte(s)) }
+func name(s string) []byte { return cat(leb128.AppendUint32(nil, uint32(len(s))), []byte(s)) }
 
 func functype(params, results []byte) []byte {
 	return cat([]byte{0x60}, vec(bytesOf(params)...), vec(bytesOf(results)...))
@@ -38,7 +40,7 @@ func bytesOf(b []byte) [][]byte {
 func u32s(v ...uint32) []byte {
 	var b []byte
 	for _, x := range v {
-		b = appendU32(b, x)
+		b = leb128.AppendUint32(b, x)
 	}
 	return b
 }
@@ -46,15 +48,15 @@ func u32s(v ...uint32) []byte {
 // body is a code entry: size, then local groups (count, type pairs), then
 // the instructions, which must include the final end.
 func body(locals []byte, code ...byte) []byte {
-	l := appendU32(nil, uint32(len(locals)/2))
+	l := leb128.AppendUint32(nil, uint32(len(locals)/2))
 	c := cat(l, locals, code)
-	return cat(appendU32(nil, uint32(len(c))), c)
+	return cat(leb128.AppendUint32(nil, uint32(len(c))), c)
 }
 
 func buildModule(sections ...[]byte) []byte { return cat(magic, cat(sections...)) }
 
 func export(n string, kind byte, idx uint32) []byte {
-	return cat(name(n), []byte{kind}, appendU32(nil, idx))
+	return cat(name(n), []byte{kind}, leb128.AppendUint32(nil, idx))
 }
 
 // oneFunc is a module with one exported function "f" of the given type and

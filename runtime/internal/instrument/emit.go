@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+
+	"github.com/wasmgate/wasmgate/runtime/internal/leb128"
 )
 
 // emit writes the instrumented module into st.out and returns a copy of
@@ -43,20 +45,20 @@ func (m *module) emit(st *state) ([]byte, error) {
 			var at int
 			out, at = beginSection(out, id)
 			rest := m.afterCount(s)
-			out = appendU32(out, uint32(len(m.types)+len(m.newTypes)))
+			out = leb128.AppendUint32(out, uint32(len(m.types)+len(m.newTypes)))
 			out = append(out, rest...)
 			for _, ft := range m.newTypes {
 				out = append(out, 0x60)
-				out = appendU32(out, uint32(len(ft.params)))
+				out = leb128.AppendUint32(out, uint32(len(ft.params)))
 				out = append(out, ft.params...)
-				out = appendU32(out, uint32(len(ft.results)))
+				out = leb128.AppendUint32(out, uint32(len(ft.results)))
 				out = append(out, ft.results...)
 			}
 			out, err = endSection(out, at)
 		case secGlobal:
 			var at int
 			out, at = beginSection(out, id)
-			out = appendU32(out, uint32(len(m.globals)-m.nGlobImps+6))
+			out = leb128.AppendUint32(out, uint32(len(m.globals)-m.nGlobImps+6))
 			if s.present {
 				out = append(out, m.afterCount(s)...)
 			}
@@ -65,7 +67,7 @@ func (m *module) emit(st *state) ([]byte, error) {
 			// wg_over_budget: mut i32 = 0.
 			out = append(out, tI64, 1, 0x42, 0, 0x0b, tI32, 1, 0x41, 0, 0x0b, tI64, 1, 0x42, 0, 0x0b, tI64, 1, 0x42, 0, 0x0b)
 			out = append(out, tI64, 1, 0x42)
-			out = appendS64(out, math.MaxInt64)
+			out = leb128.AppendInt64(out, math.MaxInt64)
 			out = append(out, 0x0b, tI32, 1, 0x41, 0, 0x0b)
 			out, err = endSection(out, at)
 		case secExport:
@@ -78,7 +80,7 @@ func (m *module) emit(st *state) ([]byte, error) {
 			if m.hasMemory() {
 				n++
 			}
-			out = appendU32(out, uint32(n))
+			out = leb128.AppendUint32(out, uint32(n))
 			if s.present {
 				out = append(out, m.afterCount(s)...)
 			}
@@ -104,9 +106,9 @@ func (m *module) emit(st *state) ([]byte, error) {
 			}
 			var at int
 			out, at = beginSection(out, id)
-			out = appendU32(out, uint32(len(m.funcs)-m.nFuncImps+1))
+			out = leb128.AppendUint32(out, uint32(len(m.funcs)-m.nFuncImps+1))
 			out = append(out, m.afterCount(s)...)
-			out = appendU32(out, m.refillType)
+			out = leb128.AppendUint32(out, m.refillType)
 			out, err = endSection(out, at)
 		case secMemory:
 			switch {
@@ -126,13 +128,13 @@ func (m *module) emit(st *state) ([]byte, error) {
 			}
 			var at int
 			out, at = beginSection(out, id)
-			out = appendU32(out, uint32(len(m.tables)-m.nTableImps+1))
+			out = leb128.AppendUint32(out, uint32(len(m.tables)-m.nTableImps+1))
 			if s.present {
 				out = append(out, m.afterCount(s)...)
 			}
 			out = append(out, tFuncref, 0x01)
-			out = appendU32(out, uint32(len(m.refFuncs)))
-			out = appendU32(out, uint32(len(m.refFuncs)))
+			out = leb128.AppendUint32(out, uint32(len(m.refFuncs)))
+			out = leb128.AppendUint32(out, uint32(len(m.refFuncs)))
 			out, err = endSection(out, at)
 		case secElement:
 			if len(m.refFuncs) == 0 {
@@ -144,16 +146,16 @@ func (m *module) emit(st *state) ([]byte, error) {
 			// Active, explicit table, offset 0, function indices.
 			var at int
 			out, at = beginSection(out, id)
-			out = appendU32(out, uint32(len(m.elemTypes)+1))
+			out = leb128.AppendUint32(out, uint32(len(m.elemTypes)+1))
 			if s.present {
 				out = append(out, m.afterCount(s)...)
 			}
 			out = append(out, 0x02)
-			out = appendU32(out, m.refTable)
+			out = leb128.AppendUint32(out, m.refTable)
 			out = append(out, 0x41, 0, 0x0b, 0x00)
-			out = appendU32(out, uint32(len(m.refFuncs)))
+			out = leb128.AppendUint32(out, uint32(len(m.refFuncs)))
 			for _, f := range m.refFuncs {
-				out = appendU32(out, f)
+				out = leb128.AppendUint32(out, f)
 			}
 			out, err = endSection(out, at)
 		case secStart:
@@ -184,15 +186,15 @@ func (m *module) hasMemory() bool { return m.nMems > 0 || m.nCode > 0 }
 
 // afterCount returns a vector section's payload after its element count.
 func (m *module) afterCount(s section) []byte {
-	_, n := readU32(m.in, s.start)
+	_, n := leb128.Uint32(m.in, s.start)
 	return m.in[s.start+n : s.end]
 }
 
 func appendExport(out []byte, name string, kind byte, idx uint32) []byte {
-	out = appendU32(out, uint32(len(name)))
+	out = leb128.AppendUint32(out, uint32(len(name)))
 	out = append(out, name...)
 	out = append(out, kind)
-	return appendU32(out, idx)
+	return leb128.AppendUint32(out, idx)
 }
 
 // beginSection reserves room for the largest size encoding; endSection
@@ -207,8 +209,8 @@ func endSection(out []byte, at int) ([]byte, error) {
 	if size > math.MaxUint32 {
 		return nil, &instrumentError{fn: -1, offset: 0, msg: "instrumented section exceeds 4 GiB"}
 	}
-	n := u32Len(uint32(size))
-	appendU32(out[:at-5], uint32(size))
+	n := leb128.Uint32Len(uint32(size))
+	leb128.AppendUint32(out[:at-5], uint32(size))
 	copy(out[at-5+n:], out[at:])
 	return out[:len(out)-(5-n)], nil
 }
@@ -266,16 +268,16 @@ const (
 func (m *module) code(st *state, out []byte) ([]byte, error) {
 	s := m.sec[secCode]
 	in := m.in[:s.end]
-	count, n := readU32(in, s.start)
+	count, n := leb128.Uint32(in, s.start)
 	if count == 0 {
-		return appendU32(out, 0), nil
+		return leb128.AppendUint32(out, 0), nil
 	}
-	out = appendU32(out, count+1)
+	out = leb128.AppendUint32(out, count+1)
 	pos := s.start + n
 	f := &fn{m: m, st: st}
 	for i := 0; i < int(count); i++ {
 		idx := m.nFuncImps + i
-		size, n := readU32(in, pos)
+		size, n := leb128.Uint32(in, pos)
 		if n == 0 {
 			return nil, &instrumentError{fn: idx, offset: pos, msg: "malformed body size"}
 		}
@@ -326,26 +328,26 @@ func (m *module) appendRefill(out []byte) []byte {
 	b = append(b, 0) // no locals
 	b = append(b, 0x41, 0, 0x40, 0, 0x1a)
 	b = append(b, 0x23)
-	b = appendU32(b, m.reserveGlobal)
+	b = leb128.AppendUint32(b, m.reserveGlobal)
 	b = append(b, 0x20, 0, 0x7c, 0x21, 0)
 	b = append(b, 0x20, 0, 0x42)
-	b = appendS64(b, Slice)
+	b = leb128.AppendInt64(b, Slice)
 	b = append(b, 0x55, 0x04, 0x40)
 	b = append(b, 0x20, 0, 0x42)
-	b = appendS64(b, Slice)
+	b = leb128.AppendInt64(b, Slice)
 	b = append(b, 0x7d, 0x24)
-	b = appendU32(b, m.reserveGlobal)
+	b = leb128.AppendUint32(b, m.reserveGlobal)
 	b = append(b, 0x42)
-	b = appendS64(b, Slice)
+	b = leb128.AppendInt64(b, Slice)
 	b = append(b, 0x24)
-	b = appendU32(b, m.fuelGlobal)
+	b = leb128.AppendUint32(b, m.fuelGlobal)
 	b = append(b, 0x05)
 	b = append(b, 0x20, 0, 0x42, 0, 0x53, 0x04, 0x40, 0x00, 0x0b)
 	b = append(b, 0x42, 0, 0x24)
-	b = appendU32(b, m.reserveGlobal)
+	b = leb128.AppendUint32(b, m.reserveGlobal)
 	b = append(b, 0x20, 0, 0x24)
-	b = appendU32(b, m.fuelGlobal)
+	b = leb128.AppendUint32(b, m.fuelGlobal)
 	b = append(b, 0x0b, 0x0b)
-	out = appendU32(out, uint32(len(b)))
+	out = leb128.AppendUint32(out, uint32(len(b)))
 	return append(out, b...)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand"
+
+	"github.com/wasmgate/wasmgate/runtime/internal/leb128"
 )
 
 // genModule generates a random valid module that always terminates: a few
@@ -67,30 +69,30 @@ var genData = []byte("the quick brown fox jumps over the lazy dog 0123456789")
 func (g *gen) encode() []byte {
 	section := func(out []byte, id byte, content []byte) []byte {
 		out = append(out, id)
-		out = appendU32(out, uint32(len(content)))
+		out = leb128.AppendUint32(out, uint32(len(content)))
 		return append(out, content...)
 	}
 	out := append([]byte(nil), magic...)
 
 	var c []byte
-	c = appendU32(c, uint32(len(g.types)))
+	c = leb128.AppendUint32(c, uint32(len(g.types)))
 	for _, t := range g.types {
 		c = append(c, 0x60)
-		c = appendU32(c, uint32(len(t[0])))
+		c = leb128.AppendUint32(c, uint32(len(t[0])))
 		c = append(c, t[0]...)
-		c = appendU32(c, uint32(len(t[1])))
+		c = leb128.AppendUint32(c, uint32(len(t[1])))
 		c = append(c, t[1]...)
 	}
 	out = section(out, secType, c)
 
-	c = appendU32(nil, uint32(len(g.funcs)))
+	c = leb128.AppendUint32(nil, uint32(len(g.funcs)))
 	for _, f := range g.funcs {
-		c = appendU32(c, f.typ)
+		c = leb128.AppendUint32(c, f.typ)
 	}
 	out = section(out, secFunction, c)
 
-	c = append(appendU32(nil, 1), tFuncref, 0)
-	c = appendU32(c, uint32(len(g.funcs)))
+	c = append(leb128.AppendUint32(nil, 1), tFuncref, 0)
+	c = leb128.AppendUint32(c, uint32(len(g.funcs)))
 	out = section(out, secTable, c)
 
 	out = section(out, secMemory, []byte{1, 1, 1, 4})
@@ -103,42 +105,42 @@ func (g *gen) encode() []byte {
 		tF64, 1, 0x44, 0, 0, 0, 0, 0, 0, 0xf0, 0xbf, 0x0b}
 	out = section(out, secGlobal, c)
 
-	c = appendU32(nil, uint32(len(g.funcs)+1))
+	c = leb128.AppendUint32(nil, uint32(len(g.funcs)+1))
 	for i := range g.funcs {
 		name := "f" + string(rune('0'+i))
-		c = appendU32(c, uint32(len(name)))
+		c = leb128.AppendUint32(c, uint32(len(name)))
 		c = append(c, name...)
 		c = append(c, 0)
-		c = appendU32(c, uint32(i))
+		c = leb128.AppendUint32(c, uint32(i))
 	}
 	c = append(c, 6, 'm', 'e', 'm', 'o', 'r', 'y', 2, 0)
 	out = section(out, secExport, c)
 
 	// Every function in the table, from 0.
 	c = []byte{1, 0, 0x41, 0, 0x0b}
-	c = appendU32(c, uint32(len(g.funcs)))
+	c = leb128.AppendUint32(c, uint32(len(g.funcs)))
 	for i := range g.funcs {
-		c = appendU32(c, uint32(i))
+		c = leb128.AppendUint32(c, uint32(i))
 	}
 	out = section(out, secElement, c)
 
 	out = section(out, secDataCount, []byte{1})
 
-	c = appendU32(nil, uint32(len(g.funcs)))
+	c = leb128.AppendUint32(nil, uint32(len(g.funcs)))
 	for _, f := range g.funcs {
 		var b []byte
-		b = appendU32(b, uint32(len(f.locals)))
+		b = leb128.AppendUint32(b, uint32(len(f.locals)))
 		for _, t := range f.locals {
 			b = append(b, 1, t)
 		}
 		b = append(b, f.code...)
-		c = appendU32(c, uint32(len(b)))
+		c = leb128.AppendUint32(c, uint32(len(b)))
 		c = append(c, b...)
 	}
 	out = section(out, secCode, c)
 
 	c = []byte{1, 1}
-	c = appendU32(c, uint32(len(genData)))
+	c = leb128.AppendUint32(c, uint32(len(genData)))
 	c = append(c, genData...)
 	return section(out, secData, c)
 }
@@ -176,7 +178,7 @@ func (g *gen) body(i int) {
 
 func (g *fgen) emit(b ...byte) { g.code = append(g.code, b...) }
 
-func (g *fgen) u32(v uint32) { g.code = appendU32(g.code, v) }
+func (g *fgen) u32(v uint32) { g.code = leb128.AppendUint32(g.code, v) }
 
 func (g *fgen) newLocal(t byte) uint32 {
 	g.f.locals = append(g.f.locals, t)
@@ -211,10 +213,10 @@ func (g *fgen) constant(t byte) {
 	switch t {
 	case tI32:
 		g.emit(0x41)
-		g.code = appendS64(g.code, int64(int32(genI64[g.r.Intn(len(genI64))])+int32(g.r.Intn(100))))
+		g.code = leb128.AppendInt64(g.code, int64(int32(genI64[g.r.Intn(len(genI64))])+int32(g.r.Intn(100))))
 	case tI64:
 		g.emit(0x42)
-		g.code = appendS64(g.code, genI64[g.r.Intn(len(genI64))]+int64(g.r.Intn(100)))
+		g.code = leb128.AppendInt64(g.code, genI64[g.r.Intn(len(genI64))]+int64(g.r.Intn(100)))
 	case tF32:
 		g.emit(0x43)
 		g.code = binary.LittleEndian.AppendUint32(g.code, genF32[g.r.Intn(len(genF32))])
@@ -291,7 +293,7 @@ var (
 func (g *fgen) address() {
 	g.expr(tI32)
 	g.emit(0x41)
-	g.code = appendS64(g.code, 0x7ff8)
+	g.code = leb128.AppendInt64(g.code, 0x7ff8)
 	g.emit(0x71)
 }
 
@@ -357,7 +359,7 @@ func (g *fgen) statement() {
 
 func (g *fgen) i32(v int32) {
 	g.emit(0x41)
-	g.code = appendS64(g.code, int64(v))
+	g.code = leb128.AppendInt64(g.code, int64(v))
 }
 
 func (g *fgen) anyScalar() byte { return []byte{tI32, tI64, tF32, tF64}[g.r.Intn(4)] }
@@ -557,7 +559,7 @@ func (g *fgen) expr(t byte) {
 		}
 		tmp := g.newLocal(tI64)
 		g.emit(opBlock)
-		g.code = appendS64(g.code, int64(g.pairType))
+		g.code = leb128.AppendInt64(g.code, int64(g.pairType))
 		g.labels = append(g.labels, genLabel{types: []byte{tI32, tI64}})
 		g.expr(tI32)
 		g.expr(tI64)

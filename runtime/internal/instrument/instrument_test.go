@@ -12,6 +12,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wasmgate/wasmgate/runtime/internal/wasmbin"
+
+	"github.com/wasmgate/wasmgate/runtime/internal/leb128"
 )
 
 // firstBody returns the first function body of a module: local
@@ -20,11 +22,11 @@ func firstBody(t *testing.T, wasm []byte) []byte {
 	pos := 8
 	for pos < len(wasm) {
 		id := wasm[pos]
-		size, n := readU32(wasm, pos+1)
+		size, n := leb128.Uint32(wasm, pos+1)
 		start := pos + 1 + n
 		if id == secCode {
-			_, n := readU32(wasm, start)
-			bsize, m := readU32(wasm, start+n)
+			_, n := leb128.Uint32(wasm, start)
+			bsize, m := leb128.Uint32(wasm, start+n)
 			return wasm[start+n+m : start+n+m+int(bsize)]
 		}
 		pos = start + int(size)

@@ -2,34 +2,34 @@ package instrument
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/wasmgate/wasmgate/runtime/internal/wasmbin"
 )
 
-// Section IDs and their required order (data count sits between element and
-// code).
+// Section IDs, and below their required order (data count sits between
+// element and code).
 const (
-	secCustom    = 0
-	secType      = 1
-	secImport    = 2
-	secFunction  = 3
-	secTable     = 4
-	secMemory    = 5
-	secGlobal    = 6
-	secExport    = 7
-	secStart     = 8
-	secElement   = 9
-	secCode      = 10
-	secData      = 11
-	secDataCount = 12
+	secCustom    = wasmbin.SectionCustom
+	secType      = wasmbin.SectionType
+	secImport    = wasmbin.SectionImport
+	secFunction  = wasmbin.SectionFunction
+	secTable     = wasmbin.SectionTable
+	secMemory    = wasmbin.SectionMemory
+	secGlobal    = wasmbin.SectionGlobal
+	secExport    = wasmbin.SectionExport
+	secStart     = wasmbin.SectionStart
+	secElement   = wasmbin.SectionElement
+	secCode      = wasmbin.SectionCode
+	secData      = wasmbin.SectionData
+	secDataCount = wasmbin.SectionDataCount
 )
 
 var sectionOrder = [...]byte{secType, secImport, secFunction, secTable, secMemory, secGlobal,
 	secExport, secStart, secElement, secDataCount, secCode, secData}
-
-var sectionNames = [...]string{"custom", "type", "import", "function", "table", "memory",
-	"global", "export", "start", "element", "code", "data", "data count"}
 
 func sectionRank(id byte) int {
 	for i, s := range sectionOrder {
@@ -43,7 +43,7 @@ func sectionRank(id byte) int {
 // maxPages is the largest 32-bit memory, in 64 KiB pages.
 const maxPages = 65536
 
-var magic = []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+var magic = []byte(wasmbin.Header)
 
 type funcType struct {
 	params, results []byte
@@ -114,36 +114,21 @@ type module struct {
 	refSlot  map[uint32]uint32
 }
 
+// decode validates the module-level sections wasmbin.Decode has split the
+// module into: what Decode leaves to the engine (types, indices, constant
+// expressions, order) is checked here, as the spec says. Function bodies
+// are validated when the module is emitted.
 func (m *module) decode() error {
 	in := m.in
-	if len(in) < 4 || !bytes.Equal(in[:4], magic[:4]) {
-		return &instrumentError{fn: -1, offset: 0, msg: "not a wasm binary (bad magic)"}
-	}
-	if len(in) < 8 || !bytes.Equal(in[4:8], magic[4:]) {
-		return &instrumentError{fn: -1, offset: 4, msg: "unsupported binary version (want 1)"}
+	wm, err := wasmbin.Decode(in)
+	if err != nil {
+		return asInstrumentError(err, "")
 	}
 	m.dataCount, m.start = -1, -1
-	pos := 8
 	last := 0
-	for pos < len(in) {
-		off := pos
-		id := in[pos]
-		size, n := readU32(in, pos+1)
-		if n == 0 {
-			return &instrumentError{fn: -1, offset: pos + 1, msg: "malformed section size"}
-		}
-		pos += 1 + n
-		if int64(size) > int64(len(in)-pos) {
-			return &instrumentError{fn: -1, offset: off, msg: fmt.Sprintf("section %d of %d bytes runs past the end", id, size)}
-		}
-		start, end := pos, pos+int(size)
-		pos = end
-		r := &reader{in: in[:end], pos: start}
+	for _, s := range wm.Sections {
+		id, off := s.ID, s.Offset
 		if id == secCustom {
-			r.name()
-			if r.err != nil {
-				return r.err
-			}
 			continue
 		}
 		rank := sectionRank(id)
@@ -151,17 +136,21 @@ func (m *module) decode() error {
 			return &instrumentError{fn: -1, offset: off, msg: fmt.Sprintf("unknown section id %d", id)}
 		}
 		if rank <= last {
-			return &instrumentError{fn: -1, offset: off, msg: fmt.Sprintf("%s section out of order or repeated", sectionNames[id])}
+			return &instrumentError{fn: -1, offset: off, msg: fmt.Sprintf("%s section out of order or repeated", wasmbin.SectionName(id))}
 		}
 		last = rank
+		// Raw is the section, Payload its end: the payload starts where
+		// the id and the size end.
+		end := off + len(s.Raw)
+		start := end - len(s.Payload)
 		m.sec[id] = section{present: true, off: off, start: start, end: end}
+		r := wasmbin.NewReader(in, start, end)
 		m.decodeSection(id, r)
-		if r.err == nil && r.pos != end {
-			r.failAt(r.pos, "%d bytes left over", end-r.pos)
+		if r.Err() == nil && r.Pos() != end {
+			r.Failf(r.Pos(), "%d bytes left over", end-r.Pos())
 		}
-		if e, ok := r.err.(*instrumentError); ok {
-			e.msg = sectionNames[id] + " section: " + e.msg
-			return e
+		if err := r.Err(); err != nil {
+			return asInstrumentError(err, wasmbin.SectionName(id)+" section: ")
 		}
 	}
 	if n := len(m.funcs) - m.nFuncImps; n != m.nCode {
@@ -176,27 +165,37 @@ func (m *module) decode() error {
 	return nil
 }
 
-func (m *module) decodeSection(id byte, r *reader) {
+// asInstrumentError gives a decoding error the form of the instrumenter's
+// own, with prefix before its message.
+func asInstrumentError(err error, prefix string) error {
+	var de *wasmbin.DecodeError
+	if errors.As(err, &de) {
+		return &instrumentError{fn: -1, offset: de.Offset, msg: prefix + de.Msg}
+	}
+	return err
+}
+
+func (m *module) decodeSection(id byte, r *wasmbin.Reader) {
 	switch id {
 	case secType:
-		n := r.vecLen(3)
+		n := r.VecLen(3)
 		m.types = make([]funcType, 0, n)
-		for i := uint32(0); i < n && r.err == nil; i++ {
-			off := r.pos
-			if form := r.byte(); form != 0x60 && r.err == nil {
-				r.failAt(off, "type %d: unsupported form 0x%02x", i, form)
+		for i := uint32(0); i < n && r.Err() == nil; i++ {
+			off := r.Pos()
+			if form := r.Byte(); form != 0x60 && r.Err() == nil {
+				r.Failf(off, "type %d: unsupported form 0x%02x", i, form)
 				return
 			}
 			ft := funcType{params: m.valTypes(r), results: m.valTypes(r)}
 			m.types = append(m.types, ft)
 		}
 	case secImport:
-		n := r.vecLen(4)
-		for i := uint32(0); i < n && r.err == nil; i++ {
-			r.name()
-			r.name()
-			off := r.pos
-			switch kind := r.byte(); kind {
+		n := r.VecLen(4)
+		for i := uint32(0); i < n && r.Err() == nil; i++ {
+			r.Name()
+			r.Name()
+			off := r.Pos()
+			switch kind := r.Byte(); kind {
 			case 0:
 				m.funcs = append(m.funcs, m.typeIndex(r))
 				m.nFuncImps++
@@ -209,29 +208,29 @@ func (m *module) decodeSection(id byte, r *reader) {
 				m.globals = append(m.globals, m.globalType(r))
 				m.nGlobImps++
 			case 4:
-				r.failAt(off, "import %d: tags (exception handling) are not supported", i)
+				r.Failf(off, "import %d: tags (exception handling) are not supported", i)
 			default:
-				r.failAt(off, "import %d: unknown kind 0x%02x", i, kind)
+				r.Failf(off, "import %d: unknown kind 0x%02x", i, kind)
 			}
 		}
 	case secFunction:
-		n := r.vecLen(1)
-		for i := uint32(0); i < n && r.err == nil; i++ {
+		n := r.VecLen(1)
+		for i := uint32(0); i < n && r.Err() == nil; i++ {
 			m.funcs = append(m.funcs, m.typeIndex(r))
 		}
 	case secTable:
-		n := r.vecLen(3)
-		for i := uint32(0); i < n && r.err == nil; i++ {
+		n := r.VecLen(3)
+		for i := uint32(0); i < n && r.Err() == nil; i++ {
 			m.tables = append(m.tables, m.tableType(r))
 		}
 	case secMemory:
-		n := r.vecLen(2)
-		for i := uint32(0); i < n && r.err == nil; i++ {
+		n := r.VecLen(2)
+		for i := uint32(0); i < n && r.Err() == nil; i++ {
 			m.memType(r)
 		}
 	case secGlobal:
-		n := r.vecLen(3)
-		for i := uint32(0); i < n && r.err == nil; i++ {
+		n := r.VecLen(3)
+		for i := uint32(0); i < n && r.Err() == nil; i++ {
 			g := m.globalType(r)
 			m.constExpr(r, g.t)
 			m.globals = append(m.globals, g)
@@ -239,99 +238,96 @@ func (m *module) decodeSection(id byte, r *reader) {
 	case secExport:
 		m.exports(r)
 	case secStart:
-		off := r.pos
-		idx := r.u32()
-		if r.err != nil {
+		off := r.Pos()
+		idx := r.U32()
+		if r.Err() != nil {
 			return
 		}
 		if int(idx) >= len(m.funcs) {
-			r.failAt(off, "start function %d does not exist", idx)
+			r.Failf(off, "start function %d does not exist", idx)
 			return
 		}
 		if ft := m.types[m.funcs[idx]]; len(ft.params) != 0 || len(ft.results) != 0 {
-			r.failAt(off, "start function %d must take and return nothing", idx)
+			r.Failf(off, "start function %d must take and return nothing", idx)
 			return
 		}
 		m.start = int(idx)
 	case secElement:
-		n := r.vecLen(2)
-		for i := uint32(0); i < n && r.err == nil; i++ {
+		n := r.VecLen(2)
+		for i := uint32(0); i < n && r.Err() == nil; i++ {
 			m.elementSegment(r, i)
 		}
 	case secDataCount:
-		m.dataCount = int(r.u32())
+		m.dataCount = int(r.U32())
 	case secCode:
 		// Bodies are decoded when the module is emitted; only the count is
 		// needed before.
-		m.nCode = int(r.vecLen(1))
-		r.pos = len(r.in)
+		m.nCode = int(r.VecLen(1))
+		r.SkipToEnd()
 	case secData:
-		n := r.vecLen(2)
+		n := r.VecLen(2)
 		m.nData = int(n)
-		for i := uint32(0); i < n && r.err == nil; i++ {
+		for i := uint32(0); i < n && r.Err() == nil; i++ {
 			m.dataSegment(r, i)
 		}
 	}
 }
 
-func (m *module) valTypes(r *reader) []byte {
-	n := r.vecLen(1)
-	if r.err != nil {
-		return nil
-	}
-	ts := r.in[r.pos : r.pos+int(n)]
+func (m *module) valTypes(r *wasmbin.Reader) []byte {
+	n := r.VecLen(1)
+	off := r.Pos()
+	ts := r.Bytes(int(n))
 	for i, t := range ts {
 		if !isValType(t) {
-			r.failAt(r.pos+i, "unknown value type 0x%02x", t)
+			r.Failf(off+i, "unknown value type 0x%02x", t)
 			return nil
 		}
 	}
-	r.pos += int(n)
 	return ts
 }
 
-func (m *module) typeIndex(r *reader) uint32 {
-	off := r.pos
-	idx := r.u32()
-	if r.err == nil && int(idx) >= len(m.types) {
-		r.failAt(off, "type %d does not exist", idx)
+func (m *module) typeIndex(r *wasmbin.Reader) uint32 {
+	off := r.Pos()
+	idx := r.U32()
+	if r.Err() == nil && int(idx) >= len(m.types) {
+		r.Failf(off, "type %d does not exist", idx)
 	}
 	return idx
 }
 
 // limits reads table or memory limits; only 32-bit, unshared ones are
 // WebAssembly 2.0.
-func (m *module) limits(r *reader, what string) (min, max uint32, hasMax bool) {
-	off := r.pos
-	switch flags := r.byte(); flags {
+func (m *module) limits(r *wasmbin.Reader, what string) (min, max uint32, hasMax bool) {
+	off := r.Pos()
+	switch flags := r.Byte(); flags {
 	case 0:
 	case 1:
 		hasMax = true
 	case 2, 3:
-		r.failAt(off, "shared %s (threads) is not supported", what)
+		r.Failf(off, "shared %s (threads) is not supported", what)
 		return
 	case 4, 5, 6, 7:
-		r.failAt(off, "64-bit %s (memory64) is not supported", what)
+		r.Failf(off, "64-bit %s (memory64) is not supported", what)
 		return
 	default:
-		r.failAt(off, "unknown %s limits flags 0x%02x", what, flags)
+		r.Failf(off, "unknown %s limits flags 0x%02x", what, flags)
 		return
 	}
-	min = r.u32()
+	min = r.U32()
 	if hasMax {
-		max = r.u32()
-		if r.err == nil && min > max {
-			r.failAt(off, "%s size minimum %d is greater than maximum %d", what, min, max)
+		max = r.U32()
+		if r.Err() == nil && min > max {
+			r.Failf(off, "%s size minimum %d is greater than maximum %d", what, min, max)
 		}
 	}
 	return
 }
 
-func (m *module) tableType(r *reader) byte {
-	off := r.pos
-	t := r.byte()
-	if r.err == nil && !isRefType(t) {
-		r.failAt(off, "table element type 0x%02x is not a reference type", t)
+func (m *module) tableType(r *wasmbin.Reader) byte {
+	off := r.Pos()
+	t := r.Byte()
+	if r.Err() == nil && !isRefType(t) {
+		r.Failf(off, "table element type 0x%02x is not a reference type", t)
 	}
 	_, max, hasMax := m.limits(r, "table")
 	if !hasMax {
@@ -341,14 +337,14 @@ func (m *module) tableType(r *reader) byte {
 	return t
 }
 
-func (m *module) memType(r *reader) {
-	off := r.pos
+func (m *module) memType(r *wasmbin.Reader) {
+	off := r.Pos()
 	min, max, hasMax := m.limits(r, "memory")
-	if r.err != nil {
+	if r.Err() != nil {
 		return
 	}
 	if min > maxPages || (hasMax && max > maxPages) {
-		r.failAt(off, "memory size must be at most %d pages (4 GiB)", maxPages)
+		r.Failf(off, "memory size must be at most %d pages (4 GiB)", maxPages)
 		return
 	}
 	m.nMems++
@@ -357,59 +353,59 @@ func (m *module) memType(r *reader) {
 		m.memMax = max
 	}
 	if m.nMems > 1 {
-		r.failAt(off, "multiple memories are not supported")
+		r.Failf(off, "multiple memories are not supported")
 	}
 }
 
-func (m *module) globalType(r *reader) globalType {
-	off := r.pos
-	t := r.byte()
-	if r.err == nil && !isValType(t) {
-		r.failAt(off, "unknown value type 0x%02x", t)
+func (m *module) globalType(r *wasmbin.Reader) globalType {
+	off := r.Pos()
+	t := r.Byte()
+	if r.Err() == nil && !isValType(t) {
+		r.Failf(off, "unknown value type 0x%02x", t)
 	}
-	off = r.pos
-	mut := r.byte()
-	if r.err == nil && mut > 1 {
-		r.failAt(off, "unknown global mutability 0x%02x", mut)
+	off = r.Pos()
+	mut := r.Byte()
+	if r.Err() == nil && mut > 1 {
+		r.Failf(off, "unknown global mutability 0x%02x", mut)
 	}
 	return globalType{t: t, mut: mut == 1}
 }
 
 // constExpr validates a constant expression of type want. A function it
 // names becomes one ref.func may name.
-func (m *module) constExpr(r *reader, want byte) {
-	off := r.pos
+func (m *module) constExpr(r *wasmbin.Reader, want byte) {
+	off := r.Pos()
 	var got byte
-	switch op := r.byte(); op {
+	switch op := r.Byte(); op {
 	case 0x41:
-		r.signed(32)
+		r.Int(32)
 		got = tI32
 	case 0x42:
-		r.signed(64)
+		r.Int(64)
 		got = tI64
 	case 0x43:
-		r.skip(4)
+		r.Skip(4)
 		got = tF32
 	case 0x44:
-		r.skip(8)
+		r.Skip(8)
 		got = tF64
 	case 0xfd:
-		if sub := r.u32(); sub != 12 && r.err == nil {
-			r.failAt(off, "constant expression required (opcode 0xfd 0x%x)", sub)
+		if sub := r.U32(); sub != 12 && r.Err() == nil {
+			r.Failf(off, "constant expression required (opcode 0xfd 0x%x)", sub)
 			return
 		}
-		r.skip(16)
+		r.Skip(16)
 		got = tV128
 	case 0xd0:
-		got = r.byte()
-		if r.err == nil && !isRefType(got) {
-			r.failAt(off+1, "ref.null of non-reference type 0x%02x", got)
+		got = r.Byte()
+		if r.Err() == nil && !isRefType(got) {
+			r.Failf(off+1, "ref.null of non-reference type 0x%02x", got)
 			return
 		}
 	case 0xd2:
-		idx := r.u32()
-		if r.err == nil && int(idx) >= len(m.funcs) {
-			r.failAt(off, "ref.func: function %d does not exist", idx)
+		idx := r.U32()
+		if r.Err() == nil && int(idx) >= len(m.funcs) {
+			r.Failf(off, "ref.func: function %d does not exist", idx)
 			return
 		}
 		m.declareRef(idx)
@@ -417,34 +413,34 @@ func (m *module) constExpr(r *reader, want byte) {
 	case 0x23:
 		// Only imported globals exist when a constant expression is
 		// evaluated, and only immutable ones are constant.
-		idx := r.u32()
-		if r.err != nil {
+		idx := r.U32()
+		if r.Err() != nil {
 			return
 		}
 		if int(idx) >= m.nGlobImps {
-			r.failAt(off, "global.get %d in a constant expression: only imported globals may be read", idx)
+			r.Failf(off, "global.get %d in a constant expression: only imported globals may be read", idx)
 			return
 		}
 		if m.globals[idx].mut {
-			r.failAt(off, "constant expression required: global %d is mutable", idx)
+			r.Failf(off, "constant expression required: global %d is mutable", idx)
 			return
 		}
 		got = m.globals[idx].t
 	default:
-		if r.err == nil {
-			r.failAt(off, "constant expression required (opcode 0x%02x)", op)
+		if r.Err() == nil {
+			r.Failf(off, "constant expression required (opcode 0x%02x)", op)
 		}
 		return
 	}
-	if r.err != nil {
+	if r.Err() != nil {
 		return
 	}
 	if got != want {
-		r.failAt(off, "type mismatch in constant expression: want %s, got %s", typeName(want), typeName(got))
+		r.Failf(off, "type mismatch in constant expression: want %s, got %s", typeName(want), typeName(got))
 		return
 	}
-	if end := r.byte(); end != 0x0b && r.err == nil {
-		r.failAt(r.pos-1, "constant expression required: more than one instruction")
+	if end := r.Byte(); end != 0x0b && r.Err() == nil {
+		r.Failf(r.Pos()-1, "constant expression required: more than one instruction")
 	}
 }
 
@@ -459,8 +455,8 @@ func (m *module) declared(idx uint32) bool {
 	return m.refs != nil && m.refs[idx/64]&(1<<(idx%64)) != 0
 }
 
-func (m *module) exports(r *reader) {
-	n := r.vecLen(3)
+func (m *module) exports(r *wasmbin.Reader) {
+	n := r.VecLen(3)
 	// The names, as slices of the input, sorted afterwards to find
 	// duplicates without a copy of each.
 	type export struct {
@@ -468,19 +464,19 @@ func (m *module) exports(r *reader) {
 		off  int
 	}
 	names := make([]export, 0, n)
-	for i := uint32(0); i < n && r.err == nil; i++ {
-		off := r.pos
-		name := r.name()
-		kind := r.byte()
-		idxOff := r.pos
-		idx := r.u32()
-		if r.err != nil {
+	for i := uint32(0); i < n && r.Err() == nil; i++ {
+		off := r.Pos()
+		name := r.Name()
+		kind := r.Byte()
+		idxOff := r.Pos()
+		idx := r.U32()
+		if r.Err() != nil {
 			return
 		}
 		names = append(names, export{name, off})
 		switch string(name) {
 		case FuelGlobal, DepthGlobal, StartExport, ReserveGlobal, GrowFailedGlobal, MemoryExport, BudgetGlobal, OverBudgetGlobal:
-			r.failAt(off, "export name %q is reserved for the instrumentation", name)
+			r.Failf(off, "export name %q is reserved for the instrumentation", name)
 			return
 		}
 		var count int
@@ -497,18 +493,18 @@ func (m *module) exports(r *reader) {
 		case 3:
 			count = len(m.globals)
 		default:
-			r.failAt(idxOff-1, "export %q: unknown kind 0x%02x", name, kind)
+			r.Failf(idxOff-1, "export %q: unknown kind 0x%02x", name, kind)
 			return
 		}
 		if int(idx) >= count {
-			r.failAt(idxOff, "export %q refers to %s %d, which does not exist", name, kindNames[kind], idx)
+			r.Failf(idxOff, "export %q refers to %s %d, which does not exist", name, kindNames[kind], idx)
 			return
 		}
 	}
 	slices.SortFunc(names, func(a, b export) int { return bytes.Compare(a.name, b.name) })
 	for i := 1; i < len(names); i++ {
 		if bytes.Equal(names[i-1].name, names[i].name) {
-			r.failAt(max(names[i-1].off, names[i].off), "duplicate export name %q", names[i].name)
+			r.Failf(max(names[i-1].off, names[i].off), "duplicate export name %q", names[i].name)
 			return
 		}
 	}
@@ -517,14 +513,14 @@ func (m *module) exports(r *reader) {
 
 var kindNames = [...]string{"function", "table", "memory", "global"}
 
-func (m *module) elementSegment(r *reader, i uint32) {
-	off := r.pos
-	flags := r.u32()
-	if r.err != nil {
+func (m *module) elementSegment(r *wasmbin.Reader, i uint32) {
+	off := r.Pos()
+	flags := r.U32()
+	if r.Err() != nil {
 		return
 	}
 	if flags > 7 {
-		r.failAt(off, "element segment %d: unknown flags %d", i, flags)
+		r.Failf(off, "element segment %d: unknown flags %d", i, flags)
 		return
 	}
 	passiveOrDeclared := flags&1 != 0
@@ -532,47 +528,47 @@ func (m *module) elementSegment(r *reader, i uint32) {
 	exprs := flags&4 != 0
 	table := uint32(0)
 	if explicitTable && !passiveOrDeclared {
-		table = r.u32()
+		table = r.U32()
 	}
 	if !passiveOrDeclared {
-		if r.err == nil && int(table) >= len(m.tables) {
-			r.failAt(off, "element segment %d: table %d does not exist", i, table)
+		if r.Err() == nil && int(table) >= len(m.tables) {
+			r.Failf(off, "element segment %d: table %d does not exist", i, table)
 			return
 		}
 		m.constExpr(r, tI32)
 	}
 	et := tFuncref
 	if flags&3 != 0 {
-		typeOff := r.pos
-		b := r.byte()
-		if r.err != nil {
+		typeOff := r.Pos()
+		b := r.Byte()
+		if r.Err() != nil {
 			return
 		}
 		if exprs {
 			if !isRefType(b) {
-				r.failAt(typeOff, "element segment %d: 0x%02x is not a reference type", i, b)
+				r.Failf(typeOff, "element segment %d: 0x%02x is not a reference type", i, b)
 				return
 			}
 			et = b
 		} else if b != 0x00 {
-			r.failAt(typeOff, "element segment %d: unknown element kind 0x%02x", i, b)
+			r.Failf(typeOff, "element segment %d: unknown element kind 0x%02x", i, b)
 			return
 		}
 	}
 	if !passiveOrDeclared && m.tables[table] != et {
-		r.failAt(off, "element segment %d: %s elements for a %s table", i, typeName(et), typeName(m.tables[table]))
+		r.Failf(off, "element segment %d: %s elements for a %s table", i, typeName(et), typeName(m.tables[table]))
 		return
 	}
-	n := r.vecLen(1)
-	for j := uint32(0); j < n && r.err == nil; j++ {
+	n := r.VecLen(1)
+	for j := uint32(0); j < n && r.Err() == nil; j++ {
 		if exprs {
 			m.constExpr(r, et)
 			continue
 		}
-		idxOff := r.pos
-		idx := r.u32()
-		if r.err == nil && int(idx) >= len(m.funcs) {
-			r.failAt(idxOff, "element segment %d: function %d does not exist", i, idx)
+		idxOff := r.Pos()
+		idx := r.U32()
+		if r.Err() == nil && int(idx) >= len(m.funcs) {
+			r.Failf(idxOff, "element segment %d: function %d does not exist", i, idx)
 			return
 		}
 		m.declareRef(idx)
@@ -580,35 +576,35 @@ func (m *module) elementSegment(r *reader, i uint32) {
 	m.elemTypes = append(m.elemTypes, et)
 }
 
-func (m *module) dataSegment(r *reader, i uint32) {
-	off := r.pos
-	switch flags := r.u32(); flags {
+func (m *module) dataSegment(r *wasmbin.Reader, i uint32) {
+	off := r.Pos()
+	switch flags := r.U32(); flags {
 	case 0, 2:
 		if flags == 2 {
-			if mem := r.u32(); mem != 0 && r.err == nil {
-				r.failAt(off, "data segment %d: memory %d does not exist", i, mem)
+			if mem := r.U32(); mem != 0 && r.Err() == nil {
+				r.Failf(off, "data segment %d: memory %d does not exist", i, mem)
 				return
 			}
 		}
-		if m.nMems == 0 && r.err == nil {
-			r.failAt(off, "data segment %d: the module has no memory", i)
+		if m.nMems == 0 && r.Err() == nil {
+			r.Failf(off, "data segment %d: the module has no memory", i)
 			return
 		}
 		m.constExpr(r, tI32)
 	case 1:
 	default:
-		if r.err == nil {
-			r.failAt(off, "data segment %d: unknown flags %d", i, flags)
+		if r.Err() == nil {
+			r.Failf(off, "data segment %d: unknown flags %d", i, flags)
 		}
 		return
 	}
-	lenOff := r.pos
-	n := r.u32()
-	if r.err == nil && int64(n) > int64(len(r.in)-r.pos) {
-		r.failAt(lenOff, "data segment %d of %d bytes runs past the section", i, n)
+	lenOff := r.Pos()
+	n := r.U32()
+	if r.Err() == nil && int64(n) > int64(r.Left()) {
+		r.Failf(lenOff, "data segment %d of %d bytes runs past the section", i, n)
 		return
 	}
-	r.skip(int(n))
+	r.Skip(int(n))
 }
 
 // planAdditions decides the indices of everything the instrumentation adds.

@@ -4,7 +4,9 @@
 // validates them when it compiles.
 //
 // Every read is bounds-checked: a malformed module yields an error naming the
-// byte offset, never a panic.
+// byte offset, never a panic. It is the one decoder of module structure
+// here: the instrumenter validates, with its Reader, the sections Decode
+// splits a module into, and both read integers with package leb128.
 package wasmbin
 
 import (
@@ -13,7 +15,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"unicode/utf8"
+
+	"github.com/wasmgate/wasmgate/runtime/internal/leb128"
 )
 
 // Section IDs of the Wasm 2.0 binary format.
@@ -59,7 +62,22 @@ func KindName(k byte) string {
 	return fmt.Sprintf("kind(0x%02x)", k)
 }
 
-var magic = []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+var sectionNames = [...]string{"custom", "type", "import", "function", "table", "memory",
+	"global", "export", "start", "element", "code", "data", "data count"}
+
+// SectionName is the spec's name of a section id, for errors.
+func SectionName(id byte) string {
+	if int(id) < len(sectionNames) {
+		return sectionNames[id]
+	}
+	return fmt.Sprintf("unknown (id %d)", id)
+}
+
+// Header is how every module of binary format version 1 begins: the magic
+// number and the version.
+const Header = "\x00asm\x01\x00\x00\x00"
+
+var magic = []byte(Header)
 
 // Section is one section as it appears in the binary.
 type Section struct {
@@ -248,11 +266,11 @@ func Decode(b []byte) (*Module, error) {
 		return nil, &DecodeError{4, "unsupported binary version (want 1)"}
 	}
 	m := &Module{}
-	r := &reader{b: b, pos: 8}
+	r := &Reader{b: b, pos: 8}
 	for r.pos < len(b) {
 		start := r.pos
-		id := r.byte()
-		size := r.u32()
+		id := r.Byte()
+		size := r.U32()
 		if r.err != nil {
 			return nil, r.err
 		}
@@ -261,12 +279,16 @@ func Decode(b []byte) (*Module, error) {
 		}
 		payload := b[r.pos : r.pos+int(size)]
 		s := Section{ID: id, Offset: start, Payload: payload, Raw: b[start : r.pos+int(size)]}
-		sr := &reader{b: b[:r.pos+int(size)], pos: r.pos}
+		sr := &Reader{b: b[:r.pos+int(size)], pos: r.pos}
 		if err := m.decodeSection(&s, sr); err != nil {
+			var de *DecodeError
+			if errors.As(err, &de) {
+				de.Msg = SectionName(id) + " section: " + de.Msg
+			}
 			return nil, err
 		}
-		if id != SectionCustom && sr.pos != sr.end() {
-			return nil, &DecodeError{sr.pos, fmt.Sprintf("section %d has %d trailing bytes", id, sr.end()-sr.pos)}
+		if id != SectionCustom && sr.pos != len(sr.b) {
+			return nil, &DecodeError{sr.pos, fmt.Sprintf("%s section: %d bytes left over", SectionName(id), len(sr.b)-sr.pos)}
 		}
 		m.Sections = append(m.Sections, s)
 		r.pos += int(size)
@@ -274,39 +296,39 @@ func Decode(b []byte) (*Module, error) {
 	return m, nil
 }
 
-func (m *Module) decodeSection(s *Section, r *reader) error {
+func (m *Module) decodeSection(s *Section, r *Reader) error {
 	switch s.ID {
 	case SectionCustom:
-		s.Name = r.name()
-		s.Payload = r.b[r.pos:r.end()]
-		r.pos = r.end()
+		s.Name = string(r.Name())
+		s.Payload = r.b[r.pos:len(r.b)]
+		r.pos = len(r.b)
 	case SectionType:
-		n := r.vecLen(3)
+		n := r.VecLen(3)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			if form := r.byte(); form != 0x60 && r.err == nil {
+			if form := r.Byte(); form != 0x60 && r.err == nil {
 				return &DecodeError{r.pos - 1, fmt.Sprintf("type %d: unsupported form 0x%02x", i, form)}
 			}
 			ft := FuncType{Params: r.valTypes(), Results: r.valTypes()}
 			m.Types = append(m.Types, ft)
 		}
 	case SectionImport:
-		n := r.vecLen(4)
+		n := r.VecLen(4)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			im := Import{Module: r.name(), Name: r.name(), Kind: r.byte()}
+			im := Import{Module: string(r.Name()), Name: string(r.Name()), Kind: r.Byte()}
 			switch im.Kind {
 			case KindFunc:
-				im.TypeIndex = r.u32()
+				im.TypeIndex = r.U32()
 			case KindTable:
-				r.byte() // reference type
+				r.Byte() // reference type
 				im.Limits = r.limits()
 			case KindMemory:
 				im.Limits = r.limits()
 			case KindGlobal:
-				r.byte() // value type
-				r.byte() // mutability
+				r.Byte() // value type
+				r.Byte() // mutability
 			case KindTag:
-				r.byte()
-				r.u32()
+				r.Byte()
+				r.U32()
 			default:
 				if r.err == nil {
 					return &DecodeError{r.pos - 1, fmt.Sprintf("import %d: unknown kind 0x%02x", i, im.Kind)}
@@ -315,44 +337,44 @@ func (m *Module) decodeSection(s *Section, r *reader) error {
 			m.Imports = append(m.Imports, im)
 		}
 	case SectionFunction:
-		n := r.vecLen(1)
+		n := r.VecLen(1)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			m.Funcs = append(m.Funcs, r.u32())
+			m.Funcs = append(m.Funcs, r.U32())
 		}
 	case SectionMemory:
-		n := r.vecLen(1)
+		n := r.VecLen(1)
 		for i := uint32(0); i < n && r.err == nil; i++ {
 			m.Memories = append(m.Memories, r.limits())
 		}
 	case SectionExport:
-		n := r.vecLen(3)
+		n := r.VecLen(3)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			m.Exports = append(m.Exports, Export{Name: r.name(), Kind: r.byte(), Index: r.u32()})
+			m.Exports = append(m.Exports, Export{Name: string(r.Name()), Kind: r.Byte(), Index: r.U32()})
 		}
 	case SectionTable:
-		n := r.vecLen(3)
+		n := r.VecLen(3)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			t := Table{RefType: r.byte()}
+			t := Table{RefType: r.Byte()}
 			t.Limits = r.limits()
 			m.Tables = append(m.Tables, t)
 		}
 	case SectionGlobal:
-		n := r.vecLen(4)
+		n := r.VecLen(4)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			g := Global{ValType: r.byte(), Mutable: r.byte() == 1}
+			g := Global{ValType: r.Byte(), Mutable: r.Byte() == 1}
 			start := r.pos
 			r.constExpr()
 			g.Init = r.b[start:r.pos:r.pos]
 			m.Globals = append(m.Globals, g)
 		}
 	case SectionElement:
-		n := r.vecLen(2)
+		n := r.VecLen(2)
 		m.ElementSegments = int(n)
 		for i := uint32(0); i < n && r.err == nil; i++ {
 			m.ElementEntries += uint64(r.elementSegment())
 		}
 	case SectionCode:
-		n := r.vecLen(2)
+		n := r.VecLen(2)
 		for i := uint32(0); i < n && r.err == nil; i++ {
 			params := 0
 			if int(i) < len(m.Funcs) && int(m.Funcs[i]) < len(m.Types) {
@@ -361,44 +383,44 @@ func (m *Module) decodeSection(s *Section, r *reader) error {
 			m.Locals += r.functionBody(i, params)
 		}
 	case SectionData:
-		n := r.vecLen(2)
+		n := r.VecLen(2)
 		for i := uint32(0); i < n && r.err == nil; i++ {
 			if d, ok := r.dataSegment(); ok {
 				m.Data = append(m.Data, d)
 			}
 		}
 	case SectionStart, SectionDataCount:
-		r.u32()
+		r.U32()
 	default:
 		// Unknown section ids are left to the engine, which refuses them.
-		r.pos = r.end()
+		r.pos = len(r.b)
 	}
 	return r.err
 }
 
 // elementSegment skips one element segment, checking every vector length,
 // and returns the number of entries it lists.
-func (r *reader) elementSegment() uint32 {
-	flags := r.u32()
+func (r *Reader) elementSegment() uint32 {
+	flags := r.U32()
 	if flags > 7 {
 		r.fail(fmt.Sprintf("unknown element segment flags %d", flags))
 		return 0
 	}
 	if flags&0x02 != 0 && flags&0x01 == 0 {
-		r.u32() // table index
+		r.U32() // table index
 	}
 	if flags&0x01 == 0 {
 		r.constExpr() // offset
 	}
 	if flags&0x03 != 0 {
-		r.byte() // element kind or reference type
+		r.Byte() // element kind or reference type
 	}
-	n := r.vecLen(1)
+	n := r.VecLen(1)
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		if flags&0x04 != 0 {
 			r.constExpr()
 		} else {
-			r.u32()
+			r.U32()
 		}
 	}
 	return n
@@ -407,8 +429,8 @@ func (r *reader) elementSegment() uint32 {
 // functionBody checks one code entry, its size and its local declarations
 // (beside params parameters), and returns the number of locals it declares.
 // The instructions are left to the engine's validator.
-func (r *reader) functionBody(i uint32, params int) uint64 {
-	size := r.u32()
+func (r *Reader) functionBody(i uint32, params int) uint64 {
+	size := r.U32()
 	if r.err != nil {
 		return 0
 	}
@@ -417,13 +439,13 @@ func (r *reader) functionBody(i uint32, params int) uint64 {
 		return 0
 	}
 	end := r.pos + int(size)
-	body := &reader{b: r.b[:end], pos: r.pos}
-	groups := body.vecLen(2)
+	body := &Reader{b: r.b[:end], pos: r.pos}
+	groups := body.VecLen(2)
 	var locals uint64
 	allowed := uint64(MaxLocals - ReservedLocals - min(params, MaxLocals-ReservedLocals))
 	for g := uint32(0); g < groups && body.err == nil; g++ {
-		locals += uint64(body.u32())
-		body.byte() // value type
+		locals += uint64(body.U32())
+		body.Byte() // value type
 		if locals > allowed {
 			body.fail(fmt.Sprintf("function body %d declares more than %d locals: with its %d parameters and the %d the instrumentation may add, engines allow %d",
 				i, allowed, params, ReservedLocals, MaxLocals))
@@ -438,9 +460,9 @@ func (r *reader) functionBody(i uint32, params int) uint64 {
 }
 
 // dataSegment decodes one data segment, checking its length.
-func (r *reader) dataSegment() (DataSegment, bool) {
+func (r *Reader) dataSegment() (DataSegment, bool) {
 	var d DataSegment
-	switch flags := r.u32(); flags {
+	switch flags := r.U32(); flags {
 	case 0:
 		d.Active = true
 		start := r.pos
@@ -449,7 +471,7 @@ func (r *reader) dataSegment() (DataSegment, bool) {
 	case 1:
 	case 2:
 		d.Active = true
-		d.Memory = r.u32()
+		d.Memory = r.U32()
 		start := r.pos
 		r.constExpr()
 		d.Offset = r.b[start:r.pos]
@@ -457,7 +479,7 @@ func (r *reader) dataSegment() (DataSegment, bool) {
 		r.fail(fmt.Sprintf("unknown data segment flags %d", flags))
 		return d, false
 	}
-	n := r.u32()
+	n := r.U32()
 	if r.err == nil && int64(n) > int64(len(r.b)-r.pos) {
 		r.fail(fmt.Sprintf("data segment of %d bytes runs past the section", n))
 		return d, false
@@ -471,58 +493,34 @@ func (r *reader) dataSegment() (DataSegment, bool) {
 }
 
 // constExpr skips a constant expression up to and including its end opcode.
-func (r *reader) constExpr() {
+func (r *Reader) constExpr() {
 	for r.err == nil {
-		switch op := r.byte(); op {
+		switch op := r.Byte(); op {
 		case 0x0b: // end
 			return
 		case 0x41: // i32.const
-			r.sleb(32)
+			r.Int(32)
 		case 0x42: // i64.const
-			r.sleb(64)
+			r.Int(64)
 		case 0x43: // f32.const
-			r.skip(4)
+			r.Skip(4)
 		case 0x44: // f64.const
-			r.skip(8)
+			r.Skip(8)
 		case 0x23, 0xd2: // global.get, ref.func
-			r.u32()
+			r.U32()
 		case 0xd0: // ref.null
-			r.byte()
+			r.Byte()
 		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended-const arithmetic
 		case 0xfd: // v128.const
-			if sub := r.u32(); sub != 12 && r.err == nil {
+			if sub := r.U32(); sub != 12 && r.err == nil {
 				r.fail(fmt.Sprintf("opcode 0xfd %d is not allowed in a constant expression", sub))
 				return
 			}
-			r.skip(16)
+			r.Skip(16)
 		default:
 			if r.err == nil {
 				r.fail(fmt.Sprintf("opcode 0x%02x is not allowed in a constant expression", op))
 			}
-			return
-		}
-	}
-}
-
-func (r *reader) skip(n int) {
-	if r.err != nil {
-		return
-	}
-	if n > len(r.b)-r.pos {
-		r.fail("unexpected end")
-		return
-	}
-	r.pos += n
-}
-
-func (r *reader) sleb(maxBits uint) {
-	for i := uint(0); r.err == nil; i += 7 {
-		c := r.byte()
-		if i >= maxBits {
-			r.fail("integer representation too long")
-			return
-		}
-		if c&0x80 == 0 {
 			return
 		}
 	}
@@ -549,7 +547,7 @@ func (m *Module) ForEngine(maxTableElements uint32) ([]byte, error) {
 		case SectionCustom:
 			continue
 		case SectionTable:
-			content := appendU32(nil, uint32(len(m.Tables)))
+			content := leb128.AppendUint32(nil, uint32(len(m.Tables)))
 			for i, t := range m.Tables {
 				if t.Limits.Min > uint64(maxTableElements) {
 					return nil, fmt.Errorf("table %d starts with %d elements; at most %d are allowed", i, t.Limits.Min, maxTableElements)
@@ -559,11 +557,11 @@ func (m *Module) ForEngine(maxTableElements uint32) ([]byte, error) {
 					max = t.Limits.Max
 				}
 				content = append(content, t.RefType, 0x01)
-				content = appendU32(content, uint32(t.Limits.Min))
-				content = appendU32(content, uint32(max))
+				content = leb128.AppendUint32(content, uint32(t.Limits.Min))
+				content = leb128.AppendUint32(content, uint32(max))
 			}
 			out = append(out, SectionTable)
-			out = appendU32(out, uint32(len(content)))
+			out = leb128.AppendUint32(out, uint32(len(content)))
 			out = append(out, content...)
 		default:
 			out = append(out, s.Raw...)
@@ -587,122 +585,20 @@ func WithCustomSection(b []byte, name string, payload []byte) ([]byte, error) {
 		}
 		out = append(out, s.Raw...)
 	}
-	content := appendU32(nil, uint32(len(name)))
+	content := leb128.AppendUint32(nil, uint32(len(name)))
 	content = append(content, name...)
 	content = append(content, payload...)
 	out = append(out, SectionCustom)
-	out = appendU32(out, uint32(len(content)))
+	out = leb128.AppendUint32(out, uint32(len(content)))
 	return append(out, content...), nil
 }
 
-func appendU32(b []byte, v uint32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
+func (r *Reader) valTypes() []byte {
+	return r.Bytes(int(r.VecLen(1)))
 }
 
-type reader struct {
-	b   []byte
-	pos int
-	err error
-}
-
-func (r *reader) end() int { return len(r.b) }
-
-func (r *reader) fail(msg string) {
-	if r.err == nil {
-		r.err = &DecodeError{r.pos, msg}
-	}
-}
-
-func (r *reader) byte() byte {
-	if r.err != nil {
-		return 0
-	}
-	if r.pos >= len(r.b) {
-		r.fail("unexpected end")
-		return 0
-	}
-	c := r.b[r.pos]
-	r.pos++
-	return c
-}
-
-func (r *reader) uleb(maxBits uint) uint64 {
-	var v uint64
-	var shift uint
-	for {
-		if r.err != nil {
-			return 0
-		}
-		c := r.byte()
-		if r.err != nil {
-			return 0
-		}
-		if shift+7 > maxBits && c>>(maxBits-shift) != 0 {
-			r.fail("integer representation too long or out of range")
-			return 0
-		}
-		v |= uint64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			return v
-		}
-		shift += 7
-	}
-}
-
-func (r *reader) u32() uint32 { return uint32(r.uleb(32)) }
-
-// vecLen reads a vector length and checks it against the bytes left, given
-// the smallest possible encoding of one element, so a hostile count cannot
-// make the decoder allocate or loop beyond the input size.
-func (r *reader) vecLen(minElem int) uint32 {
-	n := r.u32()
-	if r.err == nil && uint64(n)*uint64(minElem) > uint64(len(r.b)-r.pos) {
-		r.fail(fmt.Sprintf("vector of %d elements does not fit in the section", n))
-		return 0
-	}
-	return n
-}
-
-func (r *reader) name() string {
-	n := r.u32()
-	if r.err != nil {
-		return ""
-	}
-	if int(n) > len(r.b)-r.pos {
-		r.fail("name runs past the end")
-		return ""
-	}
-	s := r.b[r.pos : r.pos+int(n)]
-	if !utf8.Valid(s) {
-		r.fail("name is not valid UTF-8")
-		return ""
-	}
-	r.pos += int(n)
-	return string(s)
-}
-
-func (r *reader) valTypes() []byte {
-	n := r.vecLen(1)
-	if r.err != nil {
-		return nil
-	}
-	out := make([]byte, n)
-	for i := range out {
-		out[i] = r.byte()
-	}
-	return out
-}
-
-func (r *reader) limits() Limits {
-	flags := r.byte()
+func (r *Reader) limits() Limits {
+	flags := r.Byte()
 	var l Limits
 	if flags&^0x07 != 0 {
 		r.fail(fmt.Sprintf("unknown limits flags 0x%02x", flags))
@@ -711,13 +607,13 @@ func (r *reader) limits() Limits {
 	l.Shared = flags&0x02 != 0
 	l.Is64 = flags&0x04 != 0
 	l.HasMax = flags&0x01 != 0
-	bits := uint(32)
+	read := func() uint64 { return uint64(r.U32()) }
 	if l.Is64 {
-		bits = 64
+		read = r.U64
 	}
-	l.Min = r.uleb(bits)
+	l.Min = read()
 	if l.HasMax {
-		l.Max = r.uleb(bits)
+		l.Max = read()
 	}
 	return l
 }
@@ -762,12 +658,12 @@ func (m *Module) SplitData() (image, stripped []byte, err error) {
 			stripped = append(stripped, s.Raw...)
 			continue
 		}
-		content := appendU32(nil, uint32(len(m.Data)))
+		content := leb128.AppendUint32(nil, uint32(len(m.Data)))
 		for range m.Data {
 			content = append(content, 0x01, 0x00) // passive, no bytes
 		}
 		stripped = append(stripped, SectionData)
-		stripped = appendU32(stripped, uint32(len(content)))
+		stripped = leb128.AppendUint32(stripped, uint32(len(content)))
 		stripped = append(stripped, content...)
 	}
 	return image, stripped, nil
@@ -786,7 +682,7 @@ func (m *Module) EmptyPassiveData() []byte {
 			out = append(out, s.Raw...)
 			continue
 		}
-		content := appendU32(nil, uint32(len(m.Data)))
+		content := leb128.AppendUint32(nil, uint32(len(m.Data)))
 		for _, d := range m.Data {
 			switch {
 			case !d.Active:
@@ -795,14 +691,14 @@ func (m *Module) EmptyPassiveData() []byte {
 			case d.Memory == 0:
 				content = append(content, 0x00)
 			default:
-				content = appendU32(append(content, 0x02), d.Memory)
+				content = leb128.AppendUint32(append(content, 0x02), d.Memory)
 			}
 			content = append(content, d.Offset...)
-			content = appendU32(content, uint32(len(d.Init)))
+			content = leb128.AppendUint32(content, uint32(len(d.Init)))
 			content = append(content, d.Init...)
 		}
 		out = append(out, SectionData)
-		out = appendU32(out, uint32(len(content)))
+		out = leb128.AppendUint32(out, uint32(len(content)))
 		out = append(out, content...)
 	}
 	return out
@@ -813,23 +709,11 @@ func constI32(expr []byte) (uint32, bool) {
 	if len(expr) < 3 || expr[0] != 0x41 || expr[len(expr)-1] != 0x0b {
 		return 0, false
 	}
-	var v int64
-	var shift uint
-	b := expr[1 : len(expr)-1]
-	for i, c := range b {
-		v |= int64(c&0x7f) << shift
-		shift += 7
-		if c&0x80 == 0 {
-			if i != len(b)-1 {
-				return 0, false
-			}
-			if shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return uint32(int32(v)), true
-		}
+	v, n := leb128.Int(expr, 1, 32)
+	if n == 0 || 1+n != len(expr)-1 {
+		return 0, false
 	}
-	return 0, false
+	return uint32(int32(v)), true
 }
 
 // WithExports returns the module's bytes with extra exports appended to its
@@ -852,14 +736,14 @@ func (m *Module) WithExports(extra []Export) ([]byte, error) {
 		}
 		names[e.Name] = true
 	}
-	content := appendU32(nil, uint32(len(all)))
+	content := leb128.AppendUint32(nil, uint32(len(all)))
 	for _, e := range all {
-		content = appendU32(content, uint32(len(e.Name)))
+		content = leb128.AppendUint32(content, uint32(len(e.Name)))
 		content = append(content, e.Name...)
 		content = append(content, e.Kind)
-		content = appendU32(content, e.Index)
+		content = leb128.AppendUint32(content, e.Index)
 	}
-	section := append([]byte{SectionExport}, appendU32(nil, uint32(len(content)))...)
+	section := append([]byte{SectionExport}, leb128.AppendUint32(nil, uint32(len(content)))...)
 	section = append(section, content...)
 
 	out := append([]byte(nil), magic...)
@@ -894,18 +778,18 @@ func (m *Module) WithExports(extra []Export) ([]byte, error) {
 // When a vector section the function is added to is malformed.
 func (m *Module) WithFunction(typ FuncType, body []byte) ([]byte, uint32, error) {
 	index := uint32(m.ImportedFuncCount() + len(m.Funcs))
-	typeEntry := append([]byte{0x60}, appendU32(nil, uint32(len(typ.Params)))...)
+	typeEntry := append([]byte{0x60}, leb128.AppendUint32(nil, uint32(len(typ.Params)))...)
 	typeEntry = append(typeEntry, typ.Params...)
-	typeEntry = appendU32(typeEntry, uint32(len(typ.Results)))
+	typeEntry = leb128.AppendUint32(typeEntry, uint32(len(typ.Results)))
 	typeEntry = append(typeEntry, typ.Results...)
-	codeEntry := append(appendU32(nil, uint32(len(body))), body...)
+	codeEntry := append(leb128.AppendUint32(nil, uint32(len(body))), body...)
 	added := map[byte][]byte{}
 	for _, add := range []struct {
 		id    byte
 		entry []byte
 	}{
 		{SectionType, typeEntry},
-		{SectionFunction, appendU32(nil, uint32(len(m.Types)))},
+		{SectionFunction, leb128.AppendUint32(nil, uint32(len(m.Types)))},
 		{SectionCode, codeEntry},
 	} {
 		var payload []byte
@@ -928,14 +812,14 @@ func (m *Module) WithFunction(typ FuncType, body []byte) ([]byte, uint32, error)
 func appendToVector(payload, entry []byte) ([]byte, error) {
 	n, rest := uint32(0), payload
 	if len(payload) > 0 {
-		r := &reader{b: payload}
-		n = r.u32()
+		r := &Reader{b: payload}
+		n = r.U32()
 		if r.err != nil {
 			return nil, r.err
 		}
 		rest = payload[r.pos:]
 	}
-	out := appendU32(nil, n+1)
+	out := leb128.AppendUint32(nil, n+1)
 	out = append(out, rest...)
 	return append(out, entry...), nil
 }
@@ -945,7 +829,7 @@ func appendToVector(payload, entry []byte) ([]byte, error) {
 // has none. Custom sections are kept where they are.
 func (m *Module) withSections(contents map[byte][]byte) []byte {
 	encode := func(id byte) []byte {
-		s := append([]byte{id}, appendU32(nil, uint32(len(contents[id])))...)
+		s := append([]byte{id}, leb128.AppendUint32(nil, uint32(len(contents[id])))...)
 		return append(s, contents[id]...)
 	}
 	placed := map[byte]bool{}

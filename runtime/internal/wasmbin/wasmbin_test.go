@@ -79,9 +79,9 @@ func TestDecodeErrorsNameTheOffset(t *testing.T) {
 		{"bad version", []byte{0, 'a', 's', 'm', 2, 0, 0, 0}, "offset 4: unsupported binary version"},
 		{"section past end", append(module(), SectionType, 10, 0), "offset 8: section 1 size 10 runs past the end"},
 		{"huge vector", module(section(SectionExport, 0xff, 0xff, 0xff, 0xff, 0x0f)), "vector of 4294967295 elements does not fit"},
-		{"overlong leb", module(section(SectionFunction, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0)), "integer representation too long"},
+		{"overlong leb", module(section(SectionFunction, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0)), "offset 11: function section: malformed or truncated unsigned LEB128 integer"},
 		{"name not utf-8", module(section(SectionCustom, 2, 0xff, 0xfe)), "name is not valid UTF-8"},
-		{"trailing bytes", module(section(SectionFunction, 1, 0, 0)), "section 3 has 1 trailing bytes"},
+		{"trailing bytes", module(section(SectionFunction, 1, 0, 0)), "offset 12: function section: 1 bytes left over"},
 		{"unknown import kind", module(section(SectionImport, cat([]byte{1}, str("a"), str("b"), []byte{9})...)), "unknown kind 0x09"},
 		{"bad limits flags", module(section(SectionMemory, 1, 0x10, 1)), "unknown limits flags 0x10"},
 	}
