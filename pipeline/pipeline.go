@@ -507,3 +507,32 @@ func newUUID() string {
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
+
+// Host is what a front runs on: a Runner whose registry can change while it
+// runs, over one engine and one audit sink (*wasmgate.Runtime implements
+// it). A front asks it to execute, to add what its callers name (a tool of
+// an npm package) and to load code on its engine; it never holds an engine
+// or a sink of its own, so every front audits to the same log.
+type Host interface {
+	Runner
+	// ChangeRegistry changes the registry on a copy that replaces it
+	// whole, for the executions that start afterwards.
+	ChangeRegistry(ctx context.Context, change func(ctx context.Context, reg *Registry, engine runtime.Engine) error) error
+	// ExecuteOn runs req on reg instead of the host's registry, audited as
+	// Execute audits; reg is not kept.
+	ExecuteOn(ctx context.Context, req ActionRequest, reg *Registry) (ActionResult, error)
+	// RunProgram runs prog as Pipeline.RunProgram does, audited as Execute
+	// audits.
+	RunProgram(ctx context.Context, prog Executor, req ProgramRequest) (ActionResult, error)
+	// UseEngine calls use with the host's engine, to load code on it.
+	UseEngine(ctx context.Context, use func(ctx context.Context, engine runtime.Engine) error) error
+	// Executor is the usable executor the registry holds as id;
+	// Executors lists their ids.
+	Executor(id string) (Executor, bool)
+	Executors() []string
+	// Results is what results carry back.
+	Results() Results
+	// Health is nil while the audit sink accepts records, else why not
+	// (audit.HealthReporter): every action is refused meanwhile.
+	Health() error
+}
