@@ -119,7 +119,7 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 		defer closeRunner()
 		catalogs = append(catalogs, mcp.RegistryTools(runner))
 	} else {
-		build := emptyRegistry
+		build := noRegistry
 		if *config != "" {
 			build = func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
 				return e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},

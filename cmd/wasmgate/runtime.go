@@ -63,8 +63,8 @@ func registryOf(rt *wg.Runtime) openedRegistry {
 
 func (r openedRegistry) Actions() []string { return r.actions }
 
-// emptyRegistry builds the registry of a command whose Runtime starts with
+// noRegistry builds the registry of a command whose Runtime starts with
 // none: its fronts add what their callers name.
-func emptyRegistry(context.Context, runtime.Engine) (*pipeline.Registry, error) {
+func noRegistry(context.Context, runtime.Engine) (*pipeline.Registry, error) {
 	return pipeline.NewRegistry(), nil
 }

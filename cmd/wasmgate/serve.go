@@ -154,7 +154,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	}
 	logger := slog.New(handler)
 
-	build := emptyRegistry
+	build := noRegistry
 	if *config != "" {
 		build = func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
 			return e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},

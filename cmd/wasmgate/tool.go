@@ -213,7 +213,7 @@ func (e env) toolServeCmd(ctx context.Context, args []string) int {
 		}
 		return toolproto.ExitCode(terminal)
 	}
-	rt, err := openRuntime(ctx, runtimeFlags{engine: runtime.EngineWazero, audit: f.audit, lockWait: f.auditLockWait, results: results}, emptyRegistry)
+	rt, err := openRuntime(ctx, runtimeFlags{engine: runtime.EngineWazero, audit: f.audit, lockWait: f.auditLockWait, results: results}, noRegistry)
 	switch {
 	case err != nil && f.audit != "" && !errors.Is(err, wg.ErrInvalidOption):
 		// The audit log is what fails to open, but for an engine that

@@ -131,8 +131,8 @@ func newCatalogOn(t *testing.T, engine runtime.EngineName, store string, log *sy
 	return mcp.NewStoreCatalog(mcp.StoreConfig{
 		Store:   jstool.Store{Dir: store},
 		Runtime: rt,
-		Limits: runtime.Limits{TimeoutMs: 60_000},
-		Logger: logger,
+		Limits:  runtime.Limits{TimeoutMs: 60_000},
+		Logger:  logger,
 	})
 }
 
