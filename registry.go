@@ -198,3 +198,98 @@ func (r *Runtime) ActionManifest(action string) (runtime.Manifest, bool) {
 	defer r.running.Done()
 	return r.current.Load().ActionManifest(action)
 }
+
+var _ pipeline.Host = (*Runtime)(nil)
+
+// ExecuteOn runs req on reg rather than on the Runtime's registry, with
+// the Runtime's sink and results mode, and drops reg afterwards. It is how
+// a front refuses what its callers name but the registry does not hold (an
+// npm package that does not exist, a package it may not fetch, an export
+// that is not a tool): the refusal is audited like any request, BLOCKED
+// with its reason code, yet the shared registry does not grow by one entry
+// for every bogus name asked, which a caller could repeat without end. It
+// also runs what must not be shared: a command's one-off registry for a
+// tool whose limits its request sets.
+//
+// # Errors
+//
+// As Execute's; ErrInvalidOption for a nil reg.
+func (r *Runtime) ExecuteOn(ctx context.Context, req ActionRequest, reg *pipeline.Registry) (ActionResult, error) {
+	if reg == nil {
+		return ActionResult{}, fmt.Errorf("%w: ExecuteOn: nil registry", ErrInvalidOption)
+	}
+	if !r.acquire() {
+		return ActionResult{}, ErrClosed
+	}
+	defer r.running.Done()
+	return pipeline.New(reg, r.sink, pipeline.WithResults(r.results)).Execute(ctx, req)
+}
+
+// RunProgram runs prog, an executor run as a command-line program (what
+// `wasmgate node` runs), once on req.Stdin as one action audited by the
+// Runtime; see pipeline.Pipeline.RunProgram. prog is not registered.
+//
+// # Errors
+//
+// ErrClosed after Close; as pipeline.Pipeline.RunProgram's.
+func (r *Runtime) RunProgram(ctx context.Context, prog pipeline.Executor, req pipeline.ProgramRequest) (ActionResult, error) {
+	if !r.acquire() {
+		return ActionResult{}, ErrClosed
+	}
+	defer r.running.Done()
+	return pipeline.New(pipeline.NewRegistry(), r.sink, pipeline.WithResults(r.results)).RunProgram(ctx, prog, req)
+}
+
+// UseEngine calls use with the Runtime's engine, to load code on it that
+// is not (or not yet) registered: a front loads an npm tool there before
+// ChangeRegistry adds it, so that a long load holds no other change up.
+// Close waits for use to return. What use loads must not outlive the
+// Runtime.
+//
+// # Errors
+//
+// ErrClosed after Close; use's error, as it is.
+func (r *Runtime) UseEngine(ctx context.Context, use func(ctx context.Context, engine runtime.Engine) error) error {
+	if !r.acquire() {
+		return ErrClosed
+	}
+	defer r.running.Done()
+	return use(ctx, r.engine)
+}
+
+// Executor is the usable executor the Runtime's registry holds as id (a
+// front may serve an executor by its id).
+func (r *Runtime) Executor(id string) (pipeline.Executor, bool) {
+	if !r.acquire() {
+		return nil, false
+	}
+	defer r.running.Done()
+	return r.current.Load().Registry().Executor(id)
+}
+
+// Executors lists the ids of the usable executors of the Runtime's
+// registry, sorted; nil after Close.
+func (r *Runtime) Executors() []string {
+	if !r.acquire() {
+		return nil
+	}
+	defer r.running.Done()
+	return r.current.Load().Registry().Executors()
+}
+
+// Results is what the Runtime's results carry back (WithResults).
+func (r *Runtime) Results() Results { return r.results }
+
+// Health is nil while the audit sink accepts records, and otherwise says
+// why it refuses them (audit.HealthReporter; a sink that does not report
+// is taken as healthy): every action is refused with AUDIT_LOG_FAILED
+// meanwhile, so a front reports itself unhealthy.
+func (r *Runtime) Health() error {
+	if r == nil || r.sink == nil {
+		return ErrClosed
+	}
+	if h, ok := r.sink.(audit.HealthReporter); ok {
+		return h.Health()
+	}
+	return nil
+}

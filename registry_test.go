@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -161,4 +162,77 @@ func TestRuntimeActionManifest(t *testing.T) {
 	assert.Equal(t, "sum", m.ExecutorID)
 	_, ok = rt.ActionManifest("nope")
 	assert.False(t, ok)
+}
+
+// A refusal run on a one-off registry is audited like any request, and the
+// Runtime's registry does not grow by it, however many names are asked.
+func TestRuntimeExecuteOnLeavesTheRegistryAlone(t *testing.T) {
+	ctx := context.Background()
+	sink := audit.NewMemorySink()
+	rt := newRuntime(t, append(sumRegistry(), wasmgate.WithAuditSink(sink))...)
+	for _, name := range []string{"bogus-a/t", "bogus-b/t", "bogus-c/t"} {
+		own := pipeline.NewRegistry()
+		require.NoError(t, own.AddMissing("bogus", assert.AnError))
+		require.NoError(t, own.AddAction(name, pipeline.Route{Executor: "bogus", Version: "*"}))
+		res, err := rt.ExecuteOn(ctx, wasmgate.ActionRequest{Action: name, Payload: json.RawMessage(`{}`)}, own)
+		require.NoError(t, err)
+		assert.Equal(t, wasmgate.StatusBlocked, res.Status)
+		assert.Equal(t, []wasmgate.ReasonCode{"EXECUTOR_NOT_FOUND"}, res.ReasonCodes)
+	}
+	assert.Equal(t, []string{"math.sum"}, rt.Actions(), "no action per name asked")
+	assert.Equal(t, []string{"sum"}, rt.Executors())
+	var actions []string
+	for _, r := range sink.Verdicts() {
+		actions = append(actions, r.Action)
+	}
+	assert.Equal(t, []string{"bogus-a/t", "bogus-b/t", "bogus-c/t"}, actions, "each refusal is audited")
+	_, err := rt.ExecuteOn(ctx, sumRequest(`{"numbers":[1]}`), nil)
+	require.ErrorIs(t, err, wasmgate.ErrInvalidOption)
+}
+
+// A tool a front shares becomes an action of the Runtime; sharing it again
+// (another front) changes nothing; a tool whose name another holds runs on
+// a registry of its own, and the one holding the name keeps it.
+func TestShareTool(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t, sumRegistry()...)
+	var echo, upper pipeline.Executor
+	require.NoError(t, rt.UseEngine(ctx, func(ctx context.Context, engine runtime.Engine) (err error) {
+		if echo, err = pipeline.LoadExecutor(ctx, engine, wasmgate.ExecutorSource{Wasm: "testdata/echo.wasm"}); err != nil {
+			return err
+		}
+		upper, err = pipeline.LoadExecutor(ctx, engine, wasmgate.ExecutorSource{Wasm: "testdata/upper.wasm"})
+		return err
+	}))
+	route := pipeline.Route{Executor: "echo", Version: "*"}
+	own, err := pipeline.ShareTool(ctx, rt, "pkg/echo", route, echo)
+	require.NoError(t, err)
+	assert.Nil(t, own, "shared")
+	own, err = pipeline.ShareTool(ctx, rt, "pkg/echo", route, echo)
+	require.NoError(t, err)
+	assert.Nil(t, own, "shared already")
+	assert.Equal(t, []string{"math.sum", "pkg/echo"}, rt.Actions())
+	res := execute(t, rt, wasmgate.ActionRequest{Action: "pkg/echo", Payload: json.RawMessage(`{"a":1}`)})
+	assert.JSONEq(t, `{"a":1}`, string(res.Output))
+
+	own, err = pipeline.ShareTool(ctx, rt, "pkg/echo", pipeline.Route{Executor: "upper", Version: "*"}, upper)
+	require.NoError(t, err)
+	require.NotNil(t, own, "the action is taken")
+	res, err = rt.ExecuteOn(ctx, wasmgate.ActionRequest{Action: "pkg/echo", Payload: json.RawMessage(`{"text":"a"}`)}, own)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"text":"A"}`, string(res.Output), res.Message)
+	assert.Equal(t, []string{"echo", "sum"}, rt.Executors(), "the shared registry is as it was")
+}
+
+// An executor added at run time is loaded with the Runtime's kinds, as
+// those New loads are: a JS tool added to a Runtime given the JavaScript
+// kind runs.
+func TestRuntimeAddsExecutorsOfItsKinds(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t, append(sumRegistry(), wasmgate.WithKind(js.Kind()))...)
+	require.NoError(t, rt.AddExecutor(ctx, "slugify", wasmgate.ExecutorSource{JS: "guests/js/slugify.ts"}))
+	require.NoError(t, rt.AddAction("text.slug", wasmgate.Route{Executor: "slugify", Version: "^1.0.0", Capabilities: []string{"TEXT"}}))
+	res := execute(t, rt, wasmgate.ActionRequest{Action: "text.slug", Payload: json.RawMessage(`{"title": "A Tool Added Later"}`)})
+	assert.Equal(t, wasmgate.StatusSuccess, res.Status, res.Message)
+	assert.JSONEq(t, `{"removed":["a"],"slug":"tool-added-later"}`, string(res.Output))
 }

@@ -26,3 +26,15 @@ func (r *Registry) ActionManifest(action string) (runtime.Manifest, bool) {
 func (p *Pipeline) ActionManifest(action string) (runtime.Manifest, bool) {
 	return p.registry.ActionManifest(action)
 }
+
+// Executors lists the ids of the usable executors, sorted (a front serves
+// each by its id).
+func (r *Registry) Executors() []string {
+	var ids []string
+	for _, id := range sortedKeys(r.executors) {
+		if r.executors[id].exec != nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -503,4 +504,85 @@ func newUUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// Host is what a front runs on: a Runner whose registry can change while it
+// runs, over one engine and one audit sink (*wasmgate.Runtime implements
+// it). A front asks it to execute, to add what its callers name (a tool of
+// an npm package) and to load code on its engine; it never holds an engine
+// or a sink of its own, so every front audits to the same log.
+type Host interface {
+	Runner
+	// ChangeRegistry changes the registry on a copy that replaces it
+	// whole, for the executions that start afterwards.
+	ChangeRegistry(ctx context.Context, change func(ctx context.Context, reg *Registry, engine runtime.Engine) error) error
+	// ExecuteOn runs req on reg instead of the host's registry, audited as
+	// Execute audits; reg is not kept.
+	ExecuteOn(ctx context.Context, req ActionRequest, reg *Registry) (ActionResult, error)
+	// RunProgram runs prog as Pipeline.RunProgram does, audited as Execute
+	// audits.
+	RunProgram(ctx context.Context, prog Executor, req ProgramRequest) (ActionResult, error)
+	// UseEngine calls use with the host's engine, to load code on it.
+	UseEngine(ctx context.Context, use func(ctx context.Context, engine runtime.Engine) error) error
+	// Executor is the usable executor the registry holds as id;
+	// Executors lists their ids.
+	Executor(id string) (Executor, bool)
+	Executors() []string
+	// Results is what results carry back.
+	Results() Results
+	// Health is nil while the audit sink accepts records, else why not
+	// (audit.HealthReporter): every action is refused meanwhile.
+	Health() error
+}
+
+// errToolTaken: ShareTool found the tool's action or executor id holding
+// something else.
+var errToolTaken = errors.New("the name is taken")
+
+// ShareTool adds a tool a front loaded for its callers (a tool of an npm
+// package) to h's registry, as action routed by route to e, so that every
+// front of h serves it as one action. It returns nil when the tool is
+// shared (added now, or by another front before: the same executor under
+// the same route); otherwise, when the action or executor id is taken by
+// something else (another version of the package, an action of the
+// deployment's own), a registry of the tool alone, for the front to run it
+// on (Host.ExecuteOn) as it ran before there was one registry.
+//
+// # Errors
+//
+// The registry's, for an action name or route it refuses.
+func ShareTool(ctx context.Context, h Host, action string, route Route, e Executor) (*Registry, error) {
+	own := NewRegistry()
+	if err := own.AddExecutor(route.Executor, e); err != nil {
+		return nil, err
+	}
+	if err := own.AddAction(action, route); err != nil {
+		return nil, err
+	}
+	err := h.ChangeRegistry(ctx, func(_ context.Context, reg *Registry, _ runtime.Engine) error {
+		cur, had := reg.executors[route.Executor]
+		have, routed := reg.actions[action]
+		switch {
+		case had && cur.exec != e, routed && !sameRoute(have, route):
+			return errToolTaken
+		case had && routed:
+			return nil
+		}
+		if !had {
+			reg.executors[route.Executor] = executorSlot{exec: e}
+		}
+		reg.actions[action] = route
+		return nil
+	})
+	switch {
+	case errors.Is(err, errToolTaken):
+		return own, nil
+	case err != nil:
+		return nil, err
+	}
+	return nil, nil
+}
+
+func sameRoute(a, b Route) bool {
+	return a.Executor == b.Executor && a.Version == b.Version && a.Limits == b.Limits && slices.Equal(a.Capabilities, b.Capabilities)
 }

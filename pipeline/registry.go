@@ -64,7 +64,7 @@ func NewRegistry(kinds ...Kind) *Registry {
 // Clone returns a registry with the same executors and routes, which can
 // be changed without changing r.
 func (r *Registry) Clone() *Registry {
-	c := &Registry{executors: make(map[string]executorSlot, len(r.executors)), actions: make(map[string]Route, len(r.actions))}
+	c := &Registry{executors: make(map[string]executorSlot, len(r.executors)), actions: make(map[string]Route, len(r.actions)), kinds: slices.Clone(r.kinds)}
 	for id, s := range r.executors {
 		c.executors[id] = s
 	}

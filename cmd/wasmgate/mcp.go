@@ -119,31 +119,27 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 		defer closeRunner()
 		catalogs = append(catalogs, mcp.RegistryTools(runner))
 	} else {
-		engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(*cache)))
+		build := noRegistry
+		if *config != "" {
+			build = func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
+				return e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
+					func(problem string) { logger.Warn("registry problem", "problem", problem) })
+			}
+		}
+		if *auditPath == "" {
+			logger.Warn("no --audit file: audit records are checked and dropped")
+		}
+		rt, err := openRuntime(ctx, runtimeFlags{engine: name, cacheDir: *cache, audit: *auditPath, lockWait: *auditLockWait}, build)
 		if err != nil {
 			return e.fail("mcp", err)
 		}
-		defer engine.Close(context.WithoutCancel(ctx))
-		var sink audit.Sink = audit.NewDiscardSink()
-		if *auditPath != "" {
-			if sink, err = openAuditLog(*auditPath, *auditLockWait); err != nil {
-				return e.fail("mcp", err)
-			}
-		} else {
-			logger.Warn("no --audit file: audit records are checked and dropped")
-		}
-		defer sink.Close()
+		defer rt.Close(context.WithoutCancel(ctx))
 		if *config != "" {
-			reg, err := e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
-				func(problem string) { logger.Warn("registry problem", "problem", problem) })
-			if err != nil {
-				return e.fail("mcp", err)
-			}
-			catalogs = append(catalogs, mcp.RegistryTools(pipeline.New(reg, sink)))
+			catalogs = append(catalogs, mcp.RegistryTools(registryOf(rt)))
 		}
 		if *toolsDir != "" {
 			storeCatalog = mcp.NewStoreCatalog(mcp.StoreConfig{
-				Store: jstool.Store{Dir: *toolsDir}, Engine: engine, Sink: sink,
+				Store: jstool.Store{Dir: *toolsDir}, Runtime: rt,
 				Limits: storeToolLimits(*maxExec), Logger: logger,
 			})
 		}

@@ -94,29 +94,23 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 	case err != nil:
 		return e.fail("node", err)
 	}
-	var sink audit.Sink = audit.NewDiscardSink()
-	if auditFile != "" {
-		fsink, err := openAuditLog(auditFile, *auditLockWait)
-		if err != nil {
-			return e.fail("node", err)
-		}
-		sink = fsink
-	}
-	defer sink.Close()
-
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName).WithCompilationCacheDir(cacheDir(cacheDirFlag)))
+	rt, err := openRuntime(ctx, runtimeFlags{engine: engineName, cacheDir: cacheDirFlag, audit: auditFile, lockWait: *auditLockWait}, noRegistry)
 	if err != nil {
 		return e.fail("node", err)
 	}
-	defer engine.Close(ctx)
-	prog, err := jstool.NewProgram(engine, bundle, runtime.Manifest{ExecutorID: "node", Version: jstool.NodeVersion}, jstool.ProgramOptions{
-		// As node's, argv[1] is the program's absolute path, __filename of
-		// its entry, but in the program's virtual tree (jstool.ProgramRoot):
-		// the host's layout (the user's home, a server's paths) is not the
-		// program's to see.
-		Argv:   append([]string{"/usr/local/bin/node", bundle.Main}, progArgs...),
-		Stdout: e.stdout,
-		Stderr: e.stderr,
+	defer rt.Close(context.WithoutCancel(ctx))
+	var prog *jstool.Program
+	err = rt.UseEngine(ctx, func(_ context.Context, engine runtime.Engine) (err error) {
+		prog, err = jstool.NewProgram(engine, bundle, runtime.Manifest{ExecutorID: "node", Version: jstool.NodeVersion}, jstool.ProgramOptions{
+			// As node's, argv[1] is the program's absolute path, __filename of
+			// its entry, but in the program's virtual tree (jstool.ProgramRoot):
+			// the host's layout (the user's home, a server's paths) is not the
+			// program's to see.
+			Argv:   append([]string{"/usr/local/bin/node", bundle.Main}, progArgs...),
+			Stdout: e.stdout,
+			Stderr: e.stderr,
+		})
+		return err
 	})
 	if err != nil {
 		return e.fail("node", err)
@@ -126,7 +120,7 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 		return e.fail("node", fmt.Errorf("reading stdin: %w", err))
 	}
 
-	res, err := pipeline.New(pipeline.NewRegistry(), sink).RunProgram(ctx, prog, pipeline.ProgramRequest{Action: "node", Stdin: stdin, Limits: limits})
+	res, err := rt.RunProgram(ctx, prog, pipeline.ProgramRequest{Action: "node", Stdin: stdin, Limits: limits})
 	switch {
 	case err != nil:
 		// Cancelled, or the engine failed: the verdict is audited, the

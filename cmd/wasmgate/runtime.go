@@ -47,3 +47,24 @@ func openRuntime(ctx context.Context, f runtimeFlags, build func(ctx context.Con
 	}
 	return rt, nil
 }
+
+// openedRegistry is rt as a Runner that lists the actions of its registry
+// as the command opened it (--config): the npm tools that fronts add to
+// the Runtime as they are called are the tool store's catalog's to list,
+// not the registry's.
+type openedRegistry struct {
+	*wg.Runtime
+	actions []string
+}
+
+func registryOf(rt *wg.Runtime) openedRegistry {
+	return openedRegistry{Runtime: rt, actions: rt.Actions()}
+}
+
+func (r openedRegistry) Actions() []string { return r.actions }
+
+// noRegistry builds the registry of a command whose Runtime starts with
+// none: its fronts add what their callers name.
+func noRegistry(context.Context, runtime.Engine) (*pipeline.Registry, error) {
+	return pipeline.NewRegistry(), nil
+}

@@ -154,17 +154,15 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	}
 	logger := slog.New(handler)
 
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(*cache)))
-	if err != nil {
-		return e.fail("serve", err)
-	}
-	defer engine.Close(context.WithoutCancel(ctx))
-	var reg *pipeline.Registry
+	build := noRegistry
 	if *config != "" {
-		reg, err = e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
-			func(problem string) { logger.Warn("registry problem", "problem", problem) })
-		if err != nil {
-			return e.fail("serve", err)
+		build = func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
+			return e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
+				func(problem string) { logger.Warn("registry problem", "problem", problem) })
+		}
+		if allow == nil {
+			// A deployment with a registry serves what it registered.
+			allow = []string{}
 		}
 	}
 	var runner pipeline.Runner
@@ -185,21 +183,17 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		runner = client
 		logger.Info("dispatching to NATS workers", "nats", c.NC.ConnectedUrl(), "prefix", c.Names.Prefix, "actions", len(client.Actions()))
 	}
-	var sink audit.Sink
-	if runner != nil {
-		// The workers audit every call, to the cluster's chain.
-		sink = audit.NewDiscardSink()
-	} else if *auditPath != "" {
-		fsink, err := openAuditLog(*auditPath, *auditLockWait)
-		if err != nil {
-			return e.fail("serve", err)
-		}
-		sink = fsink
-	} else {
+	rf := runtimeFlags{engine: name, cacheDir: *cache, audit: *auditPath, lockWait: *auditLockWait, results: results}
+	if runner == nil && *auditPath == "" {
 		logger.Warn("no --audit file: audit records are checked and dropped")
-		sink = audit.NewDiscardSink()
 	}
-	defer sink.Close()
+	// With the cluster, the workers audit every call, to the cluster's
+	// chain; the Runtime here only reports the engine (--audit is refused).
+	rt, err := openRuntime(ctx, rf, build)
+	if err != nil {
+		return e.fail("serve", err)
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
 
 	store := sourceFlags{toolsDir: *toolsDir}.store()
 	// /mcp offers the same tools: the registry's actions (or the
@@ -210,8 +204,8 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	switch {
 	case runner != nil:
 		catalog = append(catalog, mcp.RegistryTools(runner))
-	case reg != nil:
-		catalog = append(catalog, mcp.RegistryTools(pipeline.New(reg, sink, pipeline.WithResults(results))))
+	case *config != "":
+		catalog = append(catalog, mcp.RegistryTools(registryOf(rt)))
 	}
 	// The tool store's catalog loads in the background, once the server
 	// answers: finding a package's tools means loading each export, for
@@ -221,7 +215,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	var catalogStatus func() httpexec.CatalogStatus
 	if runner == nil {
 		storeCatalog = mcp.NewStoreCatalog(mcp.StoreConfig{
-			Store: store, Engine: engine, Sink: sink, Results: results,
+			Store: store, Runtime: rt,
 			Limits: storeToolLimits(*maxExec), Logger: logger,
 			Allow: func(pkg string) bool { return srv != nil && srv.NPMAllows(pkg) },
 		})
@@ -240,13 +234,11 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		return e.fail("serve", err)
 	}
 	srv = httpexec.NewServer(httpexec.Config{
-		Engine:                engine,
-		Registry:              reg,
+		Runtime:               rt,
 		Runner:                runner,
 		Store:                 store,
 		LoadTool:              loadTool,
 		Catalog:               catalogStatus,
-		Sink:                  sink,
 		APIKey:                os.Getenv("EXECUTOR_API_KEY"),
 		AuthAll:               *authAll,
 		CORSOrigins:           corsOrigins,
@@ -254,7 +246,6 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		QueueLength:           *queueLength,
 		QueueWait:             *queueWait,
 		NPMAllow:              allow,
-		Results:               results,
 		MaxBodyBytes:          *maxBody,
 		MaxExecutionTime:      *maxExec,
 		ImplementationVersion: implementationVersion,

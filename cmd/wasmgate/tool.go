@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/toolproto"
@@ -201,7 +203,6 @@ func (e env) toolServeCmd(ctx context.Context, args []string) int {
 	cfg := toolproto.ServeConfig{
 		ToolsDir: filepath.Clean(f.tools), ToolID: id,
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Verdict: *verdict,
-		Results: results,
 	}
 	// From here on every problem is an error event: the runner on the
 	// other side reads stdout, and exits 2 or more mean a crash.
@@ -212,21 +213,18 @@ func (e env) toolServeCmd(ctx context.Context, args []string) int {
 		}
 		return toolproto.ExitCode(terminal)
 	}
-	cfg.Sink = audit.NewDiscardSink()
-	if f.audit != "" {
-		fsink, err := openAuditLog(f.audit, f.auditLockWait)
-		if err != nil {
-			return refuse(string(pipeline.AuditLogFailed), true, err.Error())
-		}
-		cfg.Sink = fsink
-	}
-	defer cfg.Sink.Close()
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithCompilationCacheDir(cacheDir("")))
-	if err != nil {
+	rt, err := openRuntime(ctx, runtimeFlags{engine: runtime.EngineWazero, audit: f.audit, lockWait: f.auditLockWait, results: results}, noRegistry)
+	switch {
+	case err != nil && f.audit != "" && !errors.Is(err, wg.ErrInvalidOption):
+		// The audit log is what fails to open, but for an engine that
+		// cannot start (its compilation cache directory cannot be made),
+		// which the tool side cannot tell apart from here.
+		return refuse(string(pipeline.AuditLogFailed), true, err.Error())
+	case err != nil:
 		return refuse(toolproto.CodeInternalError, false, err.Error())
 	}
-	defer engine.Close(ctx)
-	cfg.Engine = engine
+	defer rt.Close(context.WithoutCancel(ctx))
+	cfg.Runtime = rt
 	terminal, err := toolproto.Serve(ctx, cfg)
 	if err != nil {
 		return e.fail(name, err)

@@ -65,7 +65,7 @@ func TestExecuteToolTakesJSONOnly(t *testing.T) {
 // listed; requests without one (programs) are served, and preflights are
 // answered as the protocol requires.
 func TestKeylessServerRefusesWebPages(t *testing.T) {
-	f := newFixture(t, func(c *Config) { c.CORSOrigins = []string{"https://app.example", "http://localhost:3000"} })
+	f := newFixture(t, func(c *fixtureConfig) { c.CORSOrigins = []string{"https://app.example", "http://localhost:3000"} })
 	call := execute("acme-tools", "shout", `{"s":"a"}`)
 	const refusal = "this server has no API key, so it serves no web page: origin %q is refused, as any web site the user visits could otherwise run tools here; " +
 		"set EXECUTOR_API_KEY to require a key, or list the page's origin with --cors-origin"
@@ -111,7 +111,7 @@ func TestKeylessServerRefusesWebPages(t *testing.T) {
 // the guard, the Origin header is not looked at, and the CORS headers are
 // those of the text.
 func TestKeyedServerServesWebPages(t *testing.T) {
-	f := newFixture(t, func(c *Config) { c.APIKey = "s3cret" })
+	f := newFixture(t, func(c *fixtureConfig) { c.APIKey = "s3cret" })
 	call := execute("acme-tools", "shout", `{"s":"a"}`)
 
 	r := f.do(t, "POST", "/execute-tool", call, "Origin", "https://evil.example", "Authorization", "Bearer s3cret")

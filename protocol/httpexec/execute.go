@@ -231,16 +231,12 @@ func (s *Server) servesByName(name string) bool {
 	if s.cfg.Runner != nil {
 		return slices.Contains(s.cfg.Runner.Actions(), name)
 	}
-	reg := s.cfg.Registry
-	if reg == nil {
-		return false
-	}
-	if slices.Contains(reg.Actions(), name) {
-		return true
-	}
-	_, ok := reg.Executor(name)
-	return ok
+	return slices.Contains(s.actions, name) || slices.Contains(s.executors, name)
 }
+
+// registered reports whether the Runtime had a registry of its own when the
+// server was made (NPMAllow's default depends on it).
+func (s *Server) registered() bool { return len(s.actions) > 0 || len(s.executors) > 0 }
 
 // envelopeFields are the request's fields, spelled as the protocol spells
 // them.
@@ -368,7 +364,7 @@ func kindOf(raw json.RawMessage) string {
 
 // call resolves the request's executor and runs it through the pipeline.
 func (s *Server) call(ctx context.Context, req executeRequest, traceID string) executeResponse {
-	p, action, refusal, fail := s.resolve(ctx, req)
+	run, action, refusal, fail := s.resolve(ctx, req)
 	if fail != nil {
 		resp := executeResponse{Error: fail}
 		if fail.Code == CodeExecutionTimeout {
@@ -380,7 +376,7 @@ func (s *Server) call(ctx context.Context, req executeRequest, traceID string) e
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.MaxExecutionTime)
 	defer cancel()
-	res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: req.Params, TraceID: traceID, Env: req.Env})
+	res, err := run(ctx, pipeline.ActionRequest{Action: action, Payload: req.Params, TraceID: traceID, Env: req.Env})
 	v := &verdict{
 		Action: res.Action, ExecutorID: res.ExecutorID, ExecutorVersion: res.ExecutorVersion,
 		Status: res.Status, ReasonCodes: res.ReasonCodes, TraceID: res.TraceID,
@@ -457,51 +453,65 @@ func mapResult(res pipeline.ActionResult) *errDetail {
 	return &errDetail{CodeInternalError, "the call was refused by the server's governance (" + strings.Join(codes, ", ") + "); trace id " + res.TraceID}
 }
 
-// resolve finds the pipeline and action that serve req: an action of the
-// registry, an executor of the registry, or a tool of an npm package the
-// server may fetch. A package it may not fetch, or that npm does not have,
-// is refused through a pipeline that resolves nothing, so that the refusal
-// is audited like any call (BLOCKED): refusal is then the answer. fail is
-// an answer for a call that reached no pipeline.
-func (s *Server) resolve(ctx context.Context, req executeRequest) (p pipeline.Runner, action string, refusal, fail *errDetail) {
+// run executes one request: on the Runtime, on a registry of its own
+// (Host.ExecuteOn), or on the Runner.
+type run func(ctx context.Context, req pipeline.ActionRequest) (pipeline.ActionResult, error)
+
+// resolve finds what serves req and its action: an action of the registry,
+// an executor of the registry, or a tool of an npm package the server may
+// fetch. A package it may not fetch, or that npm does not have, is refused
+// on a registry of the refusal alone (Host.ExecuteOn), so that the refusal
+// is audited like any call (BLOCKED) while the Runtime's registry does not
+// grow by a name for every bogus one asked: refusal is then the answer.
+// fail is an answer for a call that reached nothing that audits.
+func (s *Server) resolve(ctx context.Context, req executeRequest) (r run, action string, refusal, fail *errDetail) {
 	if r := s.cfg.Runner; r != nil {
 		if slices.Contains(r.Actions(), req.PackageName) {
-			return r, req.PackageName, nil, nil
+			return r.Execute, req.PackageName, nil, nil
 		}
 		// Refused where it is audited, by a worker: ACTION_UNKNOWN.
-		return r, refusedAction(req), &errDetail{CodePackageNotFound,
+		return r.Execute, refusedAction(req), &errDetail{CodePackageNotFound,
 			fmt.Sprintf("package %s is not served here: it is not an action of the registry published to the cluster", req.PackageName)}, nil
 	}
-	if reg := s.cfg.Registry; reg != nil {
-		if slices.Contains(reg.Actions(), req.PackageName) {
-			return s.tools.registryPipeline(), req.PackageName, nil, nil
+	rt := s.cfg.Runtime
+	if slices.Contains(s.actions, req.PackageName) {
+		return rt.Execute, req.PackageName, nil, nil
+	}
+	if slices.Contains(s.executors, req.PackageName) {
+		reg, err := s.tools.executorRegistry(req.PackageName)
+		if err != nil {
+			return nil, "", nil, &errDetail{CodeInternalError, err.Error()}
 		}
-		if e, ok := reg.Executor(req.PackageName); ok {
-			p, err := s.tools.executorPipeline(req.PackageName, e)
-			if err != nil {
-				return nil, "", nil, &errDetail{CodeInternalError, err.Error()}
-			}
-			return p, req.PackageName, nil, nil
-		}
+		return s.on(reg), req.PackageName, nil, nil
 	}
 	action = refusedAction(req)
 	if !s.npmAllowed(req.PackageName) {
 		// Not an action of this deployment: ACTION_UNKNOWN.
-		return pipeline.New(pipeline.NewRegistry(), s.cfg.Sink, pipeline.WithResults(s.cfg.Results)), action, &errDetail{CodePackageNotFound,
+		return s.on(pipeline.NewRegistry()), action, &errDetail{CodePackageNotFound,
 			fmt.Sprintf("package %s is not served here: it is not in the registry, and this server fetches only npm packages matching %s", req.PackageName, s.npmAllowText())}, nil
 	}
-	p, action, err := s.tools.packageTool(ctx, req.PackageName+"@"+req.Version, req.Name)
+	t, err := s.tools.packageTool(ctx, req.PackageName+"@"+req.Version, req.Name)
 	if errors.Is(err, jstool.ErrPackageNotFound) {
 		reg := pipeline.NewRegistry()
 		id := pipeline.ExecutorIDFrom(req.PackageName + "__" + req.Name)
 		if reg.AddMissing(id, err) == nil && reg.AddAction(refusedAction(req), pipeline.Route{Executor: id, Version: "*"}) == nil {
-			return pipeline.New(reg, s.cfg.Sink, pipeline.WithResults(s.cfg.Results)), refusedAction(req), toolError(err), nil
+			return s.on(reg), refusedAction(req), toolError(err), nil
 		}
 	}
 	if err != nil {
 		return nil, "", nil, toolError(err)
 	}
-	return p, action, nil, nil
+	if t.own == nil {
+		return rt.Execute, t.action, nil, nil
+	}
+	return s.on(t.own), t.action, nil, nil
+}
+
+// on runs requests on reg rather than on the Runtime's registry.
+func (s *Server) on(reg *pipeline.Registry) run {
+	return func(ctx context.Context, req pipeline.ActionRequest) (pipeline.ActionResult, error) {
+		return s.cfg.Runtime.ExecuteOn(ctx, req, reg)
+	}
 }
 
 // refusedAction names the action of a call to a package tool that is
@@ -520,7 +530,7 @@ func (s *Server) npmAllowed(name string) bool {
 	if s.cfg.Runner != nil {
 		return false
 	}
-	if allow == nil && s.cfg.Registry == nil {
+	if allow == nil && !s.registered() {
 		return true
 	}
 	for _, pattern := range allow {
@@ -544,7 +554,7 @@ func (s *Server) NPMAllowed() []string {
 	if s.cfg.Runner != nil {
 		return []string{}
 	}
-	if s.cfg.NPMAllow == nil && s.cfg.Registry == nil {
+	if s.cfg.NPMAllow == nil && !s.registered() {
 		return []string{"*"}
 	}
 	return append([]string{}, s.cfg.NPMAllow...)
@@ -586,9 +596,11 @@ func toolError(err error) *errDetail {
 	return &errDetail{CodeInternalError, "the package could not be installed or loaded"}
 }
 
-// toolCache keeps one pipeline per tool the server has loaded: a tool is
-// installed, bundled, loaded and snapshotted once, then every call starts
-// from its snapshot.
+// toolCache keeps each tool the server has loaded: a tool is installed,
+// bundled, loaded and snapshotted once, then every call starts from its
+// snapshot. A loaded tool is an action of the Runtime (pipeline.ShareTool);
+// the cache remembers which, and the registry of its own of a tool that
+// could not be shared or admitted.
 type toolCache struct {
 	cfg Config
 	// loadTool loads a package's tool (Config.LoadTool).
@@ -596,34 +608,38 @@ type toolCache struct {
 
 	mu      sync.Mutex
 	entries map[string]*toolEntry
-	reg     *pipeline.Pipeline
+}
+
+// tool is a loaded tool: its action, and own, the registry to run it on
+// when it is not the Runtime's (nil when it is).
+type tool struct {
+	action string
+	own    *pipeline.Registry
 }
 
 type toolEntry struct {
-	ready    chan struct{}
-	pipeline *pipeline.Pipeline
-	action   string
-	err      error
+	ready chan struct{}
+	tool  tool
+	err   error
 }
 
 func newToolCache(cfg Config) *toolCache {
 	c := &toolCache{cfg: cfg, entries: map[string]*toolEntry{}, loadTool: cfg.LoadTool}
 	if c.loadTool == nil {
-		c.loadTool = func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error) {
-			return pipeline.LoadExecutor(ctx, cfg.Engine, src, js.Kind())
+		c.loadTool = func(ctx context.Context, src pipeline.ExecutorSource) (e pipeline.Executor, err error) {
+			uerr := cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine wgruntime.Engine) error {
+				e, err = pipeline.LoadExecutor(ctx, engine, src, js.Kind())
+				return nil
+			})
+			return e, errors.Join(uerr, err)
 		}
-	}
-	if cfg.Registry != nil {
-		c.reg = pipeline.New(cfg.Registry, cfg.Sink, pipeline.WithResults(cfg.Results))
 	}
 	return c
 }
 
-func (c *toolCache) registryPipeline() *pipeline.Pipeline { return c.reg }
-
 // get returns the entry under key, building it once with build; a failed
 // build is not kept, so that the next call tries again.
-func (c *toolCache) get(ctx context.Context, key string, build func() (*pipeline.Pipeline, string, error)) (*pipeline.Pipeline, string, error) {
+func (c *toolCache) get(ctx context.Context, key string, build func() (tool, error)) (tool, error) {
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	if !ok {
@@ -634,40 +650,47 @@ func (c *toolCache) get(ctx context.Context, key string, build func() (*pipeline
 	if ok {
 		select {
 		case <-e.ready:
-			return e.pipeline, e.action, e.err
+			return e.tool, e.err
 		case <-ctx.Done():
-			return nil, "", ctx.Err()
+			return tool{}, ctx.Err()
 		}
 	}
-	e.pipeline, e.action, e.err = build()
+	e.tool, e.err = build()
 	if e.err != nil {
 		c.mu.Lock()
 		delete(c.entries, key)
 		c.mu.Unlock()
 	}
 	close(e.ready)
-	return e.pipeline, e.action, e.err
+	return e.tool, e.err
 }
 
-// executorPipeline serves a registry executor by its id.
-func (c *toolCache) executorPipeline(id string, e pipeline.Executor) (*pipeline.Pipeline, error) {
-	p, _, err := c.get(context.Background(), "executor:"+id, func() (*pipeline.Pipeline, string, error) {
+// executorRegistry serves a registry executor by its id: a registry of the
+// executor alone, with one action named as it is, kept (there are as many
+// as the registry has executors) and run on through Host.ExecuteOn, so that
+// the Runtime's registry does not list an action per executor asked for.
+func (c *toolCache) executorRegistry(id string) (*pipeline.Registry, error) {
+	t, err := c.get(context.Background(), "executor:"+id, func() (tool, error) {
+		e, ok := c.cfg.Runtime.Executor(id)
+		if !ok {
+			return tool{}, fmt.Errorf("executor %s is no longer in the registry", id)
+		}
 		reg := pipeline.NewRegistry()
 		if err := reg.AddExecutor(id, e); err != nil {
-			return nil, "", err
+			return tool{}, err
 		}
 		if err := reg.AddAction(id, pipeline.Route{Executor: id, Version: "*"}); err != nil {
-			return nil, "", err
+			return tool{}, err
 		}
-		return pipeline.New(reg, c.cfg.Sink, pipeline.WithResults(c.cfg.Results)), id, nil
+		return tool{action: id, own: reg}, nil
 	})
-	return p, err
+	return t.own, err
 }
 
 // packageTool installs (when missing), loads and caches the tool name of
 // the package spec.
-func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeline.Pipeline, string, error) {
-	return c.get(ctx, "package:"+spec+"#"+name, func() (*pipeline.Pipeline, string, error) {
+func (c *toolCache) packageTool(ctx context.Context, spec, name string) (tool, error) {
+	return c.get(ctx, "package:"+spec+"#"+name, func() (tool, error) {
 		inst, err := c.cfg.Store.Get(spec)
 		if errors.Is(err, jstool.ErrNotInstalled) {
 			// Installing is not the caller's to cancel halfway: another
@@ -675,7 +698,7 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeli
 			inst, err = c.cfg.Store.Add(context.WithoutCancel(ctx), spec)
 		}
 		if err != nil {
-			return nil, "", err
+			return tool{}, err
 		}
 		exact := inst.Name + "@" + inst.Version
 		// Loading is shared by every caller waiting for this tool: the first
@@ -686,30 +709,32 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (*pipeli
 		if len(action) > 128 {
 			action = action[:128]
 		}
-		reg := pipeline.NewRegistry()
 		route := pipeline.Route{Version: "*"}
 		switch {
 		case errors.Is(err, wgruntime.ErrNotAdmitted):
 			// A tool that cannot be admitted (missing export, no execute,
-			// does not bundle) is still a call: it is refused by the
-			// pipeline, BLOCKED with EXECUTOR_INVALID, and audited.
+			// does not bundle) is still a call: it is refused, BLOCKED with
+			// EXECUTOR_INVALID, and audited, on a registry of its own (the
+			// export is the caller's to name: it is not shared).
+			reg := pipeline.NewRegistry()
 			route.Executor = pipeline.ExecutorIDFrom(inst.Name + "__" + name)
 			if err := reg.AddUnadmitted(route.Executor, err); err != nil {
-				return nil, "", err
+				return tool{}, err
 			}
+			if err := reg.AddAction(action, route); err != nil {
+				return tool{}, err
+			}
+			return tool{action: action, own: reg}, nil
 		case err != nil:
-			return nil, "", err
-		default:
-			route.Executor = e.Manifest().ExecutorID
-			route.Limits = c.toolLimits(e.Manifest().Limits)
-			if err := reg.AddExecutor(route.Executor, e); err != nil {
-				return nil, "", err
-			}
+			return tool{}, err
 		}
-		if err := reg.AddAction(action, route); err != nil {
-			return nil, "", err
+		route.Executor = e.Manifest().ExecutorID
+		route.Limits = c.toolLimits(e.Manifest().Limits)
+		own, err := pipeline.ShareTool(ctx, c.cfg.Runtime, action, route, e)
+		if err != nil {
+			return tool{}, err
 		}
-		return pipeline.New(reg, c.cfg.Sink, pipeline.WithResults(c.cfg.Results)), action, nil
+		return tool{action: action, own: own}, nil
 	})
 }
 

@@ -44,7 +44,7 @@ func (s *failableSink) Health() error {
 // log recovers, 200 again.
 func TestHealthFollowsTheAuditLog(t *testing.T) {
 	sink := &failableSink{MemorySink: audit.NewMemorySink()}
-	f := newFixture(t, func(cfg *Config) { cfg.Sink = sink })
+	f := newFixture(t, func(cfg *fixtureConfig) { cfg.Sink = sink })
 	for _, path := range []string{"/health", "/api/health"} {
 		assert.Equal(t, http.StatusOK, f.do(t, "GET", path, "").status)
 	}
@@ -75,7 +75,7 @@ func TestHealthFollowsTheAuditLog(t *testing.T) {
 // without a catalog says nothing of it.
 func TestHealthReportsTheCatalog(t *testing.T) {
 	status := CatalogStatus{State: "loading", Packages: 4, PackagesLoaded: 1, Tools: 5}
-	f := newFixture(t, func(cfg *Config) { cfg.Catalog = func() CatalogStatus { return status } })
+	f := newFixture(t, func(cfg *fixtureConfig) { cfg.Catalog = func() CatalogStatus { return status } })
 	r := f.do(t, "GET", "/health", "")
 	require.Equal(t, http.StatusOK, r.status, r.raw)
 	assert.Equal(t, "ok", r.body["status"])
@@ -93,7 +93,7 @@ func TestHealthReportsTheCatalog(t *testing.T) {
 // defaults for where the package's manifest sets no limit.
 func TestLoadToolIsTheServers(t *testing.T) {
 	var sources []pipeline.ExecutorSource
-	f := newFixture(t, func(cfg *Config) {
+	f := newFixture(t, func(cfg *fixtureConfig) {
 		cfg.LoadTool = func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error) {
 			sources = append(sources, src)
 			return pipeline.LoadExecutor(ctx, testEngine, src, js.Kind())

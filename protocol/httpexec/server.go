@@ -25,7 +25,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/weborigin"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -66,16 +65,21 @@ const (
 	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 )
 
-// Config configures a Server. Engine and Sink are required.
+// Config configures a Server. Runtime is required.
 type Config struct {
-	// Engine runs every executor.
-	Engine wgruntime.Engine
-	// Registry, when set, serves its actions and executors by name.
-	Registry *pipeline.Registry
-	// Runner, when set, executes every call instead of a pipeline of this
-	// process (a cluster.Client: the calls go to workers, which audit
-	// them). It serves its actions by name; Registry, Engine, Sink and npm
-	// packages are not used (tools are published to the cluster instead).
+	// Runtime runs and audits every call (a *wasmgate.Runtime): the
+	// actions and executors of its registry when the server is made are
+	// served by name, and the npm tools the server loads become actions of
+	// it (pipeline.ShareTool), so that every front of the process serves
+	// them alike. Its results mode (pipeline.ResultsFull or
+	// pipeline.ResultsDigestOnly) is what a call's answer carries: with
+	// digest-only results a success answers output null (the digest is in
+	// the verdict), and a failure's message never quotes the tool.
+	Runtime pipeline.Host
+	// Runner, when set, executes every call instead of Runtime (a
+	// cluster.Client: the calls go to workers, which audit them). It serves
+	// its actions by name; Runtime's registry and npm packages are not used
+	// (tools are published to the cluster instead).
 	Runner pipeline.Runner
 	// Store is the tool store npm packages are installed into.
 	Store jstool.Store
@@ -84,7 +88,7 @@ type Config struct {
 	// so that a tool is loaded once for both fronts, and a call waits for
 	// that tool alone, not for the catalog. An export that is not a tool
 	// matches wgruntime.ErrNotAdmitted. Default: pipeline.LoadExecutor on
-	// Engine. Either way a load is shared by every call waiting for it,
+	// Runtime's engine. Either way a load is shared by every call waiting for it,
 	// and the server does not cancel it when the call that started it
 	// leaves.
 	LoadTool func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error)
@@ -99,18 +103,11 @@ type Config struct {
 	// package when there is no Registry, and none when there is one: a
 	// deployment with a registry serves what it registered.
 	NPMAllow []string
-	// Sink receives every call's audit record.
-	Sink audit.Sink
 	// APIKey, when set, is required as "Authorization: Bearer <key>" on
 	// POST /execute-tool, the one operation the protocol's OpenAPI
 	// description secures: /health and /info stay open, as clients probe
 	// them without a key.
 	APIKey string
-	// Results is what a call's answer carries (pipeline.ResultsFull by
-	// default). With pipeline.ResultsDigestOnly a success answers output
-	// null (the digest is in the verdict), and a failure's message never
-	// quotes the tool.
-	Results pipeline.Results
 	// AuthAll extends the key to every route (/health, /info, /metrics)
 	// but OPTIONS preflights, for deployments that want nothing open.
 	AuthAll bool
@@ -171,6 +168,11 @@ type Server struct {
 	tools   *toolCache
 	limit   *limiter
 	metrics *metrics
+	// actions and executors are those of the Runtime's registry when the
+	// server was made: what it serves by name. The npm tools added since
+	// are served as npm tools, by package and export, as before.
+	actions, executors []string
+	engine             wgruntime.EngineName
 }
 
 // NewServer returns the handler for cfg.
@@ -207,6 +209,11 @@ func NewServer(cfg Config) *Server {
 		limit:   newLimiter(cfg.MaxConcurrency, cfg.QueueLength, cfg.QueueWait),
 		metrics: newMetrics(cfg.Metrics),
 	}
+	s.actions, s.executors = cfg.Runtime.Actions(), cfg.Runtime.Executors()
+	_ = cfg.Runtime.UseEngine(context.Background(), func(_ context.Context, e wgruntime.Engine) error {
+		s.engine = e.Name()
+		return nil
+	})
 	mux := http.NewServeMux()
 	for _, prefix := range []string{"", "/api"} {
 		mux.HandleFunc(prefix+"/health", only(http.MethodGet, s.health))
@@ -324,11 +331,9 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	// A server whose audit log is failing refuses every call (BLOCKED,
 	// AUDIT_LOG_FAILED, nothing run) until the log recovers: it is not
 	// healthy, and a load balancer should send the calls elsewhere.
-	if h, ok := s.cfg.Sink.(audit.HealthReporter); ok {
-		if err := h.Health(); err != nil {
-			writeError(w, http.StatusServiceUnavailable, CodeInternalError, "the audit log cannot be written, so every call is refused until it recovers: "+err.Error())
-			return
-		}
+	if err := s.cfg.Runtime.Health(); err != nil {
+		writeError(w, http.StatusServiceUnavailable, CodeInternalError, "the audit log cannot be written, so every call is refused until it recovers: "+err.Error())
+		return
 	}
 	body := map[string]any{
 		"status":                "ok",
@@ -364,11 +369,11 @@ func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
 		},
 		// What this deployment lets requests fetch from npm, beyond its
 		// registry ("*": any package).
-		"wasmgate": map[string]any{"npmAllow": s.NPMAllowed(), "results": s.cfg.Results.String()},
+		"wasmgate": map[string]any{"npmAllow": s.NPMAllowed(), "results": s.cfg.Runtime.Results().String()},
 		"runtime": map[string]any{
 			"platform":  platform(),
 			"arch":      runtime.GOARCH,
-			"engine":    string(s.cfg.Engine.Name()),
+			"engine":    string(s.engine),
 			"goVersion": runtime.Version(),
 		},
 	})

@@ -24,6 +24,9 @@ import (
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	wgruntime "github.com/wasmgate/wasmgate/runtime"
+
+	wg "github.com/wasmgate/wasmgate"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 )
 
 // toolBundle is the source of the npm package the tests serve; toolStore
@@ -80,16 +83,44 @@ type fixture struct {
 	sink *audit.MemorySink
 }
 
-func newFixture(t *testing.T, mutate func(*Config)) fixture {
+// fixtureConfig is a server's Config and what its Runtime is opened with:
+// Registry (nil: none), Sink (a memory sink by default).
+type fixtureConfig struct {
+	Config
+	Registry *pipeline.Registry
+	Sink     audit.Sink
+}
+
+func newFixture(t *testing.T, mutate func(*fixtureConfig)) fixture {
 	t.Helper()
 	reg, err := pipeline.LoadRegistry(context.Background(), filepath.Join("..", "..", "testdata", "tools.json"), testEngine, js.Kind())
 	require.NoError(t, err)
 	sink := audit.NewMemorySink()
-	cfg := Config{Engine: testEngine, Registry: reg, Store: toolStore(t), Sink: sink, ImplementationVersion: "9.9.9", NPMAllow: []string{"acme-*"}}
+	cfg := fixtureConfig{Config: Config{Store: toolStore(t), ImplementationVersion: "9.9.9", NPMAllow: []string{"acme-*"}}, Registry: reg, Sink: sink}
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	return fixture{srv: NewServer(cfg), sink: sink}
+	cfg.Runtime = newRuntime(t, cfg.Registry, cfg.Sink)
+	return fixture{srv: NewServer(cfg.Config), sink: sink}
+}
+
+// newRuntime opens a Runtime on reg (nil: an empty registry) auditing to
+// sink, closed when the test ends. The registry's executors were loaded
+// on testEngine, which outlives it.
+func newRuntime(t *testing.T, reg *pipeline.Registry, sink audit.Sink, opts ...wg.Option) *wg.Runtime {
+	t.Helper()
+	if reg == nil {
+		reg = pipeline.NewRegistry()
+	}
+	opts = append([]wg.Option{
+		wg.WithCompilationCacheDir(testenv.CacheDir()),
+		wg.WithRegistry(func(context.Context, wgruntime.Engine) (*pipeline.Registry, error) { return reg, nil }),
+		wg.WithAuditSink(sink),
+	}, opts...)
+	rt, err := wg.New(context.Background(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	return rt
 }
 
 type reply struct {
@@ -165,7 +196,7 @@ func TestHealthAndInfo(t *testing.T) {
 }
 
 func TestCORSAndVersionHeaderOnEveryResponse(t *testing.T) {
-	f := newFixture(t, func(c *Config) { c.APIKey = "k" })
+	f := newFixture(t, func(c *fixtureConfig) { c.APIKey = "k" })
 	for _, r := range []reply{
 		f.do(t, "GET", "/health", "", "Authorization", "Bearer k", VersionHeader, "1.0"),
 		f.do(t, "GET", "/nope", "", "Authorization", "Bearer k"),
@@ -185,7 +216,7 @@ func TestCORSAndVersionHeaderOnEveryResponse(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
-	f := newFixture(t, func(c *Config) { c.APIKey = "s3cret" })
+	f := newFixture(t, func(c *fixtureConfig) { c.APIKey = "s3cret" })
 	for _, h := range [][]string{nil, {"Authorization", "Bearer wrong"}, {"Authorization", "s3cret"}, {"Authorization", "Bearer s3cret2"}} {
 		r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`), h...)
 		assert.Equal(t, http.StatusUnauthorized, r.status, h)
@@ -210,7 +241,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestAuthAll(t *testing.T) {
-	f := newFixture(t, func(c *Config) { c.APIKey, c.AuthAll = "s3cret", true })
+	f := newFixture(t, func(c *fixtureConfig) { c.APIKey, c.AuthAll = "s3cret", true })
 	for _, rq := range []struct{ method, path string }{
 		{"GET", "/health"}, {"GET", "/api/info"}, {"GET", "/metrics"}, {"POST", "/execute-tool"}, {"GET", "/nope"},
 	} {
@@ -236,7 +267,7 @@ func TestRoutesAndMethods(t *testing.T) {
 }
 
 func TestInvalidRequests(t *testing.T) {
-	f := newFixture(t, func(c *Config) { c.MaxBodyBytes = 200 })
+	f := newFixture(t, func(c *fixtureConfig) { c.MaxBodyBytes = 200 })
 	cases := []struct{ body, msg string }{
 		{``, "the request body is empty"},
 		{`{"packageName":`, "the request body is not valid JSON"},
@@ -435,7 +466,7 @@ func TestLimiter(t *testing.T) {
 }
 
 func TestSaturationIs503(t *testing.T) {
-	f := newFixture(t, func(c *Config) { c.MaxConcurrency = 1; c.QueueLength = 1; c.QueueWait = time.Millisecond })
+	f := newFixture(t, func(c *fixtureConfig) { c.MaxConcurrency = 1; c.QueueLength = 1; c.QueueWait = time.Millisecond })
 	// Hold the only slot and the only queue place.
 	release, why := f.srv.limit.acquire(context.Background())
 	require.Equal(t, "", why)
@@ -561,7 +592,7 @@ func TestNPMAllow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFixture(t, func(cfg *Config) {
+			f := newFixture(t, func(cfg *fixtureConfig) {
 				cfg.NPMAllow = c.allow
 				if c.noReg {
 					cfg.Registry = nil
@@ -587,12 +618,12 @@ func TestNPMAllow(t *testing.T) {
 		})
 	}
 	// Registry actions are served whatever the allow-list.
-	f := newFixture(t, func(cfg *Config) { cfg.NPMAllow = nil })
+	f := newFixture(t, func(cfg *fixtureConfig) { cfg.NPMAllow = nil })
 	r := f.do(t, "POST", "/execute-tool", `{"packageName":"upper","name":"any","params":{"text":"abc"}}`)
 	assert.Equal(t, true, r.body["success"], r.raw)
 	info := f.do(t, "GET", "/info", "")
 	assert.Equal(t, map[string]any{"npmAllow": []any{}, "results": "full"}, info.body["wasmgate"])
-	open := newFixture(t, func(cfg *Config) { cfg.Registry, cfg.NPMAllow = nil, nil })
+	open := newFixture(t, func(cfg *fixtureConfig) { cfg.Registry, cfg.NPMAllow = nil, nil })
 	assert.Equal(t, map[string]any{"npmAllow": []any{"*"}, "results": "full"}, open.do(t, "GET", "/info", "").body["wasmgate"])
 }
 
@@ -640,7 +671,7 @@ func TestSchemaFailures(t *testing.T) {
 	reg := pipeline.NewRegistry()
 	require.NoError(t, reg.AddExecutor("typed", schemaTool{output: `{"sum":"three"}`}))
 	require.NoError(t, reg.AddAction("math.typed", pipeline.Route{Executor: "typed", Version: "*"}))
-	srv := NewServer(Config{Engine: testEngine, Registry: reg, Sink: audit.NewMemorySink()})
+	srv := NewServer(Config{Runtime: newRuntime(t, reg, audit.NewMemorySink())})
 	f := fixture{srv: srv}
 
 	r := f.do(t, "POST", "/execute-tool", `{"packageName":"math.typed","name":"any","params":{"numbers":[1,"2"]}}`)
@@ -675,7 +706,7 @@ func TestSchemaFailures(t *testing.T) {
 // too, and a tool that does not fit is BLOCKED LIMIT_EXCEEDED
 // MEMORY_EXHAUSTED, audited, with the setting that raises it.
 func TestPackageMemoryReachesLoading(t *testing.T) {
-	f := newFixture(t, func(c *Config) {
+	f := newFixture(t, func(c *fixtureConfig) {
 		dir := c.Store.Dir
 		entry := filepath.Join(dir, "acme-big@1.0.0")
 		pkg := filepath.Join(entry, "node_modules", "acme-big")

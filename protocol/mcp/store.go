@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -25,11 +24,10 @@ import (
 type StoreConfig struct {
 	// Store holds the npm packages (wasmgate tools add).
 	Store jstool.Store
-	// Engine runs the tools; Sink audits their calls.
-	Engine runtime.Engine
-	Sink   audit.Sink
-	// Results is what a call's result carries (full by default).
-	Results pipeline.Results
+	// Runtime runs and audits the tools' calls (a *wasmgate.Runtime): a
+	// tool called becomes an action of it (pipeline.ShareTool), and its
+	// results mode is what a call's result carries.
+	Runtime pipeline.Host
 	// Limits apply where a tool's manifest sets none, to loading the tool
 	// (memory_pages) as to its calls.
 	Limits runtime.Limits
@@ -46,8 +44,8 @@ type StoreConfig struct {
 // highest version), every tool it exports, named ToolName(PACKAGE + "/" +
 // EXPORT) ("tpmjs_hello_helloWorld" for export helloWorld of @tpmjs/hello),
 // or ToolName(PACKAGE) for a package whose default export is its one tool.
-// A call runs as the HTTP front runs the same tool: action PACKAGE/EXPORT,
-// audited to Sink.
+// A call runs as the HTTP front runs the same tool: action PACKAGE/EXPORT
+// of the Runtime.
 //
 // It loads in the background (Run), one export at a time, so that a server
 // offering it answers at once whatever the store holds: Tools lists what
@@ -122,8 +120,12 @@ func NewStoreCatalog(cfg StoreConfig) *StoreCatalog {
 		cfg:     cfg,
 		changes: make(chan struct{}, 1),
 		wake:    make(chan struct{}, 1),
-		loadExecutor: func(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error) {
-			return pipeline.LoadExecutor(ctx, cfg.Engine, src, js.Kind())
+		loadExecutor: func(ctx context.Context, src pipeline.ExecutorSource) (e pipeline.Executor, err error) {
+			uerr := cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine runtime.Engine) error {
+				e, err = pipeline.LoadExecutor(ctx, engine, src, js.Kind())
+				return nil
+			})
+			return e, errors.Join(uerr, err)
 		},
 		pkgs:   map[string]*storePackage{},
 		loaded: map[string]string{},
@@ -470,7 +472,11 @@ func (c *StoreCatalog) exportsOf(ctx context.Context, p *storePackage, inst *jst
 	f := p.exports
 	c.mu.Unlock()
 	if f.start() {
-		names, err := jstool.ToolExports(ctx, c.cfg.Engine, inst.Bundle)
+		var names []string
+		err := c.cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine runtime.Engine) (err error) {
+			names, err = jstool.ToolExports(ctx, engine, inst.Bundle)
+			return err
+		})
 		if err != nil && ctx.Err() != nil {
 			// Stopped, not failed: the callers waiting are told, and the
 			// next one lists them again.
@@ -636,36 +642,47 @@ type storeRunner struct {
 	c                         *StoreCatalog
 	exact, export, action, id string
 
-	mu sync.Mutex
-	p  *pipeline.Pipeline
+	mu     sync.Mutex
+	loaded bool
+	// own is the registry the tool runs on when it is not an action of the
+	// Runtime (nil when it is): an export that is not a tool, or a name
+	// another tool holds.
+	own *pipeline.Registry
 }
 
 func (r *storeRunner) Actions() []string { return []string{r.action} }
 
 func (r *storeRunner) Execute(ctx context.Context, req pipeline.ActionRequest) (pipeline.ActionResult, error) {
-	p, err := r.pipeline(ctx)
+	own, err := r.load(ctx)
 	if err != nil {
 		return pipeline.ActionResult{}, err
 	}
-	return p.Execute(ctx, req)
+	if own != nil {
+		return r.c.cfg.Runtime.ExecuteOn(ctx, req, own)
+	}
+	return r.c.cfg.Runtime.Execute(ctx, req)
 }
 
-// pipeline is the tool's pipeline, made once its executor has loaded. A
-// tool listed from a record that no longer loads is still a call: refused
-// by the pipeline, BLOCKED EXECUTOR_INVALID, and audited.
-func (r *storeRunner) pipeline(ctx context.Context) (*pipeline.Pipeline, error) {
+// load makes the tool an action of the Runtime once its executor has
+// loaded. A tool listed from a record that no longer loads is still a
+// call: refused on a registry of its own, BLOCKED EXECUTOR_INVALID, and
+// audited.
+func (r *storeRunner) load(ctx context.Context) (*pipeline.Registry, error) {
 	r.mu.Lock()
-	p := r.p
+	loaded, own := r.loaded, r.own
 	r.mu.Unlock()
-	if p != nil {
-		return p, nil
+	if loaded {
+		return own, nil
 	}
 	e, err := r.c.LoadTool(ctx, r.c.source(r.exact, r.export))
-	reg := pipeline.NewRegistry()
 	route := pipeline.Route{Executor: r.id, Version: "*", Limits: r.c.cfg.Limits}
 	switch {
 	case err != nil && notATool(err):
-		if err := reg.AddUnadmitted(r.id, err); err != nil {
+		own = pipeline.NewRegistry()
+		if err := own.AddUnadmitted(r.id, err); err != nil {
+			return nil, err
+		}
+		if err := own.AddAction(r.action, route); err != nil {
 			return nil, err
 		}
 	case err != nil:
@@ -673,20 +690,16 @@ func (r *storeRunner) pipeline(ctx context.Context) (*pipeline.Pipeline, error) 
 	default:
 		m := e.Manifest()
 		route.Executor, route.Limits = m.ExecutorID, m.Limits.WithDefaults(r.c.cfg.Limits)
-		if err := reg.AddExecutor(m.ExecutorID, e); err != nil {
+		if own, err = pipeline.ShareTool(ctx, r.c.cfg.Runtime, r.action, route, e); err != nil {
 			return nil, err
 		}
 	}
-	if err := reg.AddAction(r.action, route); err != nil {
-		return nil, err
-	}
-	p = pipeline.New(reg, r.c.cfg.Sink, pipeline.WithResults(r.c.cfg.Results))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.p == nil {
-		r.p = p
+	if !r.loaded {
+		r.loaded, r.own = true, own
 	}
-	return r.p, nil
+	return r.own, nil
 }
 
 // flight is a value made once for every caller that waits for it.

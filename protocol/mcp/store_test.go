@@ -16,8 +16,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	wg "github.com/wasmgate/wasmgate"
+
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/mcp"
@@ -109,21 +112,27 @@ func (l *loads) list() []string {
 
 func newCatalog(t *testing.T, store string, log *syncLog) *mcp.StoreCatalog {
 	t.Helper()
-	return newCatalogOn(t, enginetest.Engine(t, runtime.EngineWazero), store, log)
+	return newCatalogOn(t, runtime.EngineWazero, store, log)
 }
 
-func newCatalogOn(t *testing.T, engine runtime.Engine, store string, log *syncLog) *mcp.StoreCatalog {
+// newCatalogOn is the catalog of store on a Runtime of engine, with an
+// empty registry, closed when the test ends.
+func newCatalogOn(t *testing.T, engine runtime.EngineName, store string, log *syncLog) *mcp.StoreCatalog {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	if log != nil {
 		logger = slog.New(slog.NewTextHandler(log, nil))
 	}
+	rt, err := wg.New(context.Background(), wg.WithEngine(engine), wg.WithCompilationCacheDir(testenv.CacheDir()),
+		wg.WithRegistry(func(context.Context, runtime.Engine) (*pipeline.Registry, error) { return pipeline.NewRegistry(), nil }),
+		wg.WithAuditSink(audit.NewMemorySink()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
 	return mcp.NewStoreCatalog(mcp.StoreConfig{
-		Store:  jstool.Store{Dir: store},
-		Engine: engine,
-		Sink:   audit.NewMemorySink(),
-		Limits: runtime.Limits{TimeoutMs: 60_000},
-		Logger: logger,
+		Store:   jstool.Store{Dir: store},
+		Runtime: rt,
+		Limits:  runtime.Limits{TimeoutMs: 60_000},
+		Logger:  logger,
 	})
 }
 
@@ -482,7 +491,7 @@ func TestStoreCatalogRecordIsTheSameOnEveryEngine(t *testing.T) {
 	records := map[runtime.EngineName]string{}
 	for _, name := range enginetest.JSEnginesCompared() {
 		store := storeOf(t, alpha)
-		c := newCatalogOn(t, enginetest.Engine(t, name), store, nil)
+		c := newCatalogOn(t, name, store, nil)
 		runCatalog(t, c)
 		untilReady(t, c)
 		raw, err := os.ReadFile(filepath.Join(store, "alpha-tools@1.0.0", mcp.CatalogRecordFile))

@@ -28,7 +28,7 @@ import (
 // serveNode runs the node tool m on the request raw (parsed as req, nil
 // when it is not a ToolRequest: the tool answers that itself).
 func (s *serving) serveNode(ctx context.Context, m *Manifest, raw []byte, req *Request) (Event, error) {
-	events := &nodeEvents{s: s, digestOnly: s.cfg.Results == pipeline.ResultsDigestOnly}
+	events := &nodeEvents{s: s, digestOnly: s.cfg.Runtime.Results() == pipeline.ResultsDigestOnly}
 	var stderr io.Writer = s.cfg.Stderr
 	if events.digestOnly || stderr == nil {
 		stderr = io.Discard
@@ -57,18 +57,21 @@ func (s *serving) serveNode(ctx context.Context, m *Manifest, raw []byte, req *R
 	case err != nil:
 		return refuse(CodeInternalError, false, fmt.Sprintf("cannot load the tool: %v", err))
 	}
-	prog, err := jstool.NewProgram(s.cfg.Engine, bundle,
-		runtime.Manifest{ExecutorID: strings.ReplaceAll(m.ID, "-", "_"), Version: m.Version},
-		// argv[1] is the entry's path in the program's virtual tree, as
-		// `wasmgate node` gives it, never the host's absolute path.
-		jstool.ProgramOptions{Argv: []string{"/usr/local/bin/node", bundle.Main}, Stdout: events, Stderr: stderr})
+	var prog *jstool.Program
+	err = s.cfg.Runtime.UseEngine(ctx, func(_ context.Context, engine runtime.Engine) (err error) {
+		prog, err = jstool.NewProgram(engine, bundle,
+			runtime.Manifest{ExecutorID: strings.ReplaceAll(m.ID, "-", "_"), Version: m.Version},
+			// argv[1] is the entry's path in the program's virtual tree, as
+			// `wasmgate node` gives it, never the host's absolute path.
+			jstool.ProgramOptions{Argv: []string{"/usr/local/bin/node", bundle.Main}, Stdout: events, Stderr: stderr})
+		return err
+	})
 	if err != nil {
 		return refuse(CodeInternalError, false, err.Error())
 	}
 	timeout := Timeout(m, req)
 	limits := runtime.Limits{TimeoutMs: timeout.Milliseconds(), MaxPayloadBytes: MaxRequestBytes, MaxOutputBytes: DefaultMaxOutputBytes}
-	res, runErr := pipeline.New(pipeline.NewRegistry(), s.cfg.Sink, pipeline.WithResults(s.cfg.Results)).
-		RunProgram(ctx, prog, pipeline.ProgramRequest{Action: m.ID, Stdin: raw, Limits: limits})
+	res, runErr := s.cfg.Runtime.RunProgram(ctx, prog, pipeline.ProgramRequest{Action: m.ID, Stdin: raw, Limits: limits})
 	events.flush()
 	if s.cfg.Verdict && res.Status != "" {
 		s.diagnose(FormatVerdict(res))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/pipeline"
 )
@@ -112,7 +113,7 @@ emit("result", {secret: "value"});`)
 	assert.Equal(t, []EventType{EventStarted, EventLog, EventResult}, s.types())
 	assert.Equal(t, "secret diagnostics\n", s.stderr)
 
-	d := serveWith(t, ServeConfig{ToolsDir: dir, ToolID: "n-tool", Stdin: strings.NewReader(`{}`), Results: pipeline.ResultsDigestOnly})
+	d := serveWith(t, ServeConfig{ToolsDir: dir, ToolID: "n-tool", Stdin: strings.NewReader(`{}`)}, wg.WithResults(pipeline.ResultsDigestOnly))
 	assert.Equal(t, []EventType{EventStarted, EventResult}, d.types(), "no log events")
 	assert.Equal(t, `{}`, string(d.terminal.Payload))
 	assert.Empty(t, d.stderr, "no diagnostics of the tool's")

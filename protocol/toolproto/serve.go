@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -29,11 +28,15 @@ type ServeConfig struct {
 	ToolsDir string
 	// ToolID is the tool to run.
 	ToolID string
-	// Engine runs the tool.
-	Engine runtime.Engine
-	// Sink receives the run's audit record (audit.NewDiscardSink() to check
-	// and drop it).
-	Sink audit.Sink
+	// Runtime runs the tool and audits the run (a *wasmgate.Runtime, whose
+	// records may be checked and dropped). The tool runs on a registry of
+	// its own (Host.ExecuteOn), since the request sets its timeout. The
+	// Runtime's results mode is what the events carry: with
+	// pipeline.ResultsDigestOnly, nothing the tool wrote leaves the run:
+	// the result payload is {"output_digest": …} ({} for no output), no
+	// log events are written, an error's message never quotes the tool
+	// (its code stays), and no stack or stderr reaches Stderr.
+	Runtime pipeline.Host
 	// Stdin holds the ToolRequest, read to EOF.
 	Stdin io.Reader
 	// Stdout receives the events, and nothing else.
@@ -45,12 +48,6 @@ type ServeConfig struct {
 	// Verdict writes the run's governance verdict (FormatVerdict) to
 	// Stderr too, for a person; programs read it from the audit log.
 	Verdict bool
-	// Results is what the events carry. With pipeline.ResultsDigestOnly,
-	// nothing the tool wrote leaves the run: the result payload is
-	// {"output_digest": …} ({} for no output), no log events are written,
-	// an error's message never quotes the tool (its code stays), and no
-	// stack or stderr reaches Stderr.
-	Results pipeline.Results
 }
 
 // Serve is the tool side of the protocol. It writes started, reads the
@@ -184,7 +181,11 @@ func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeou
 		src = pipeline.ExecutorSource{JS: m.EntryPath()}
 		env = req.Context.Config
 	}
-	reg, err := pipeline.RegistryForSource(ctx, s.cfg.Engine, src, "", runtime.Limits{TimeoutMs: timeout.Milliseconds()}, js.Kind())
+	var reg *pipeline.Registry
+	err := s.cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine runtime.Engine) (err error) {
+		reg, err = pipeline.RegistryForSource(ctx, engine, src, "", runtime.Limits{TimeoutMs: timeout.Milliseconds()}, js.Kind())
+		return err
+	})
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return s.fail(CodeToolInvalid, false, fmt.Sprintf("%s: entry: %v", m.File, err))
@@ -199,14 +200,14 @@ func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeou
 	// A JS tool's console calls become log events as they are made; what
 	// it threw becomes the error event's code.
 	var thrown *jstool.Exception
-	digestOnly := s.cfg.Results == pipeline.ResultsDigestOnly
+	digestOnly := s.cfg.Runtime.Results() == pipeline.ResultsDigestOnly
 	observer := jstool.Observer{Log: s.log, Threw: func(e jstool.Exception) { thrown = &e }}
 	if digestOnly {
 		observer.Log = nil
 	}
 	ctx = jstool.WithObserver(ctx, observer)
 	s.setLogging(true)
-	res, err := pipeline.New(reg, s.cfg.Sink, pipeline.WithResults(s.cfg.Results)).Execute(ctx, pipeline.ActionRequest{Action: reg.Actions()[0], Payload: input, Env: env})
+	res, err := s.cfg.Runtime.ExecuteOn(ctx, pipeline.ActionRequest{Action: reg.Actions()[0], Payload: input, Env: env}, reg)
 	if logErr := s.setLogging(false); logErr != nil {
 		return Event{}, logErr
 	}

@@ -15,8 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/runtime"
 )
@@ -42,11 +43,20 @@ func wasmTools(t *testing.T, ids map[string]string) string {
 	return dir
 }
 
-// sharedEngine is one engine for every tool side of the tests: an engine
-// compiles each module once (the QuickJS engine takes seconds under the race
-// detector), and runs each execution in a fresh instance.
-func sharedEngine(t *testing.T) runtime.Engine {
-	return enginetest.Engine(t, runtime.EngineWazero)
+// newRuntime is a Runtime for one tool side, auditing to sink, closed when
+// the test ends. Its engine reads what it compiles from the tests' shared
+// cache: the QuickJS engine compiles once per machine, not per run.
+func newRuntime(t *testing.T, sink audit.Sink, opts ...wg.Option) *wg.Runtime {
+	t.Helper()
+	opts = append([]wg.Option{
+		wg.WithCompilationCacheDir(testenv.CacheDir()),
+		wg.WithRegistry(func(context.Context, runtime.Engine) (*pipeline.Registry, error) { return pipeline.NewRegistry(), nil }),
+		wg.WithAuditSink(sink),
+	}, opts...)
+	rt, err := wg.New(context.Background(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	return rt
 }
 
 // served is what the tool side wrote.
@@ -62,14 +72,13 @@ func serve(t *testing.T, dir, id, request string) served {
 	return serveWith(t, ServeConfig{ToolsDir: dir, ToolID: id, Stdin: strings.NewReader(request)})
 }
 
-// serveWith runs the tool side of cfg with an engine, a memory sink and
-// buffers for stdout and stderr.
-func serveWith(t *testing.T, cfg ServeConfig) served {
+// serveWith runs the tool side of cfg on a Runtime of opts with a memory
+// sink, and buffers for stdout and stderr.
+func serveWith(t *testing.T, cfg ServeConfig, opts ...wg.Option) served {
 	t.Helper()
-	engine := sharedEngine(t)
 	sink := audit.NewMemorySink()
 	var out, errOut bytes.Buffer
-	cfg.Engine, cfg.Sink, cfg.Stdout, cfg.Stderr = engine, sink, &out, &errOut
+	cfg.Runtime, cfg.Stdout, cfg.Stderr = newRuntime(t, sink, opts...), &out, &errOut
 	terminal, err := Serve(context.Background(), cfg)
 	require.NoError(t, err)
 	s := parseServed(t, out.String(), cfg.ToolID)
