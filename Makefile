@@ -102,8 +102,8 @@ test-short: engine testdata-js
 # tests reach the runtime package (the others' tests are the same code
 # make test ran), but cluster, whose tests and code run wazero alone.
 WASMTIME_PKGS = $(shell $(GO) list -tags wasmtime -test -f '{{if .ForTest}}{{.ForTest}} {{.ImportPath}} {{join .Deps " "}}{{end}}' $(PKGS) | \
-	awk '{ for (i = 2; i <= NF; i++) if ($$i == "github.com/wasmgate/wasmgate/runtime") { print $$1; break } }' | \
-	grep -vx 'github.com/wasmgate/wasmgate/cluster' | sort -u)
+	awk '{ for (i = 2; i <= NF; i++) if ($$i == "github.com/wasmgate/wasmgate/internal/sandbox") { print $$1; break } }' | \
+	grep -vx 'github.com/wasmgate/wasmgate/internal/cluster' | sort -u)
 
 test-wasmtime: engine testdata-js
 	$(GO) test -tags wasmtime -count=1 -timeout 20m -skip '^($(WAZERO_TESTS))$$' $(WASMTIME_PKGS)
@@ -141,7 +141,7 @@ bench-fuel-ratio:
 # wazero and wasmtime side by side, and wasmtime's native fuel against
 # wasmgate's instrumented fuel (see docs/BENCHMARKS.md, Issue 7).
 bench-wasmtime: engine
-	@TAGS=wasmtime BASELINE='wazero|bare' PKGS=./runtime/ \
+	@TAGS=wasmtime BASELINE='wazero|bare' PKGS=./internal/sandbox/ \
 		BENCH='BenchmarkEngine|BenchmarkWasmtimeFuel' GO=$(GO) bash scripts/bench.sh detail
 
 # JS tools: a call from the snapshot vs without it vs a node process per

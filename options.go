@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // Option configures a Runtime. Options are values: each copies what it is
@@ -21,11 +21,11 @@ type Option func(*options)
 // options are what New reads. The zero value is the default: wazero's
 // compiler, no compilation cache, no registry, records dropped, full results.
 type options struct {
-	engine   runtime.EngineName
+	engine   sandbox.EngineName
 	cacheDir string
 
 	registryFile string
-	registryFunc func(context.Context, runtime.Engine) (*pipeline.Registry, error)
+	registryFunc func(context.Context, sandbox.Engine) (*pipeline.Registry, error)
 	executors    []executorEntry
 	actions      []actionEntry
 
@@ -53,7 +53,7 @@ type actionEntry struct {
 }
 
 func newOptions(opts []Option) options {
-	o := options{engine: runtime.EngineWazero}
+	o := options{engine: sandbox.EngineWazero}
 	for _, opt := range opts {
 		if opt == nil {
 			o.errs = append(o.errs, errors.New("a nil Option"))
@@ -111,7 +111,7 @@ func WithAction(action string, route Route) Option {
 // run directly (pipeline.RegistryForSource). New calls build once; its error
 // is New's, as it is. It excludes WithRegistryFile, WithExecutor and
 // WithAction.
-func WithRegistry(build func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error)) Option {
+func WithRegistry(build func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error)) Option {
 	return func(o *options) {
 		if build == nil {
 			o.errs = append(o.errs, errors.New("WithRegistry: nil function"))
@@ -191,7 +191,7 @@ func (o *options) check() error {
 	if o.results != pipeline.ResultsFull && o.results != pipeline.ResultsDigestOnly {
 		errs = append(errs, fmt.Errorf("WithResults: unknown mode %d", int(o.results)))
 	}
-	if _, err := runtime.ParseEngineName(string(o.engine)); err != nil {
+	if _, err := sandbox.ParseEngineName(string(o.engine)); err != nil {
 		errs = append(errs, fmt.Errorf("WithEngine: %w", err))
 	}
 	if len(errs) == 0 {
@@ -201,7 +201,7 @@ func (o *options) check() error {
 }
 
 // loadRegistry builds the registry the options name on engine.
-func (o *options) loadRegistry(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
+func (o *options) loadRegistry(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error) {
 	switch {
 	case o.registryFile != "":
 		return pipeline.LoadRegistry(ctx, o.registryFile, engine, o.kinds...)

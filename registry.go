@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // A Runtime's registry can change while it runs: a front adds the npm tools
@@ -49,7 +49,7 @@ func (r *Runtime) ReplaceExecutor(ctx context.Context, id string, src ExecutorSo
 }
 
 func (r *Runtime) changeExecutor(ctx context.Context, id string, src ExecutorSource, replace bool) error {
-	return r.ChangeRegistry(ctx, func(ctx context.Context, reg *pipeline.Registry, engine runtime.Engine) error {
+	return r.ChangeRegistry(ctx, func(ctx context.Context, reg *pipeline.Registry, engine sandbox.Engine) error {
 		if replace {
 			reg.RemoveExecutor(id)
 		}
@@ -100,7 +100,7 @@ func (r *Runtime) ReplaceAction(action string, route Route) error {
 
 func (r *Runtime) changeAction(action string, route Route, replace bool) error {
 	route.Capabilities = slices.Clone(route.Capabilities)
-	return r.ChangeRegistry(context.Background(), func(_ context.Context, reg *pipeline.Registry, _ runtime.Engine) error {
+	return r.ChangeRegistry(context.Background(), func(_ context.Context, reg *pipeline.Registry, _ sandbox.Engine) error {
 		if replace {
 			reg.RemoveAction(action)
 		}
@@ -126,7 +126,7 @@ func (r *Runtime) changeAction(action string, route Route, replace bool) error {
 //
 // ErrClosed after Close; change's error, as it is, and the registry is
 // unchanged then.
-func (r *Runtime) ChangeRegistry(ctx context.Context, change func(ctx context.Context, reg *pipeline.Registry, engine runtime.Engine) error) error {
+func (r *Runtime) ChangeRegistry(ctx context.Context, change func(ctx context.Context, reg *pipeline.Registry, engine sandbox.Engine) error) error {
 	if change == nil {
 		return fmt.Errorf("%w: ChangeRegistry: nil function", ErrInvalidOption)
 	}
@@ -191,9 +191,9 @@ func (r *Runtime) DryRun(ctx context.Context, req ActionRequest) (ActionResult, 
 
 // ActionManifest is the manifest of the executor action routes to, when it
 // can run (fronts announce an action's schemas from it).
-func (r *Runtime) ActionManifest(action string) (runtime.Manifest, bool) {
+func (r *Runtime) ActionManifest(action string) (sandbox.Manifest, bool) {
 	if !r.acquire() {
-		return runtime.Manifest{}, false
+		return sandbox.Manifest{}, false
 	}
 	defer r.running.Done()
 	return r.current.Load().ActionManifest(action)
@@ -249,7 +249,7 @@ func (r *Runtime) RunProgram(ctx context.Context, prog pipeline.Executor, req pi
 // # Errors
 //
 // ErrClosed after Close; use's error, as it is.
-func (r *Runtime) UseEngine(ctx context.Context, use func(ctx context.Context, engine runtime.Engine) error) error {
+func (r *Runtime) UseEngine(ctx context.Context, use func(ctx context.Context, engine sandbox.Engine) error) error {
 	if !r.acquire() {
 		return ErrClosed
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // Executors and actions added at run time are served from the next
@@ -84,16 +84,16 @@ type heldExecutor struct {
 	started, release chan struct{}
 }
 
-func (h *heldExecutor) Manifest() runtime.Manifest {
-	return runtime.Manifest{ExecutorID: h.name, Version: "1.0.0"}
+func (h *heldExecutor) Manifest() sandbox.Manifest {
+	return sandbox.Manifest{ExecutorID: h.name, Version: "1.0.0"}
 }
 func (h *heldExecutor) ModuleDigest() string { return strings.Repeat("0", 64) }
-func (h *heldExecutor) Execute(context.Context, runtime.Input) (runtime.Outcome, error) {
+func (h *heldExecutor) Execute(context.Context, sandbox.Input) (sandbox.Outcome, error) {
 	if h.started != nil {
 		close(h.started)
 		<-h.release
 	}
-	return runtime.Outcome{Kind: runtime.Completed, Output: []byte(`"` + h.name + `"`), FuelUsed: 1}, nil
+	return sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(`"` + h.name + `"`), FuelUsed: 1}, nil
 }
 
 // An execution sees one registry from start to end: a change made while it
@@ -101,7 +101,7 @@ func (h *heldExecutor) Execute(context.Context, runtime.Input) (runtime.Outcome,
 func TestRuntimeChangesDoNotReachExecutionsUnderWay(t *testing.T) {
 	ctx := context.Background()
 	old := &heldExecutor{name: "old", started: make(chan struct{}), release: make(chan struct{})}
-	rt := newRuntime(t, wasmgate.WithRegistry(func(context.Context, runtime.Engine) (*pipeline.Registry, error) {
+	rt := newRuntime(t, wasmgate.WithRegistry(func(context.Context, sandbox.Engine) (*pipeline.Registry, error) {
 		reg := pipeline.NewRegistry()
 		if err := reg.AddExecutor("old", old); err != nil {
 			return nil, err
@@ -114,7 +114,7 @@ func TestRuntimeChangesDoNotReachExecutionsUnderWay(t *testing.T) {
 		running <- res
 	}()
 	<-old.started
-	require.NoError(t, rt.ChangeRegistry(ctx, func(_ context.Context, reg *pipeline.Registry, _ runtime.Engine) error {
+	require.NoError(t, rt.ChangeRegistry(ctx, func(_ context.Context, reg *pipeline.Registry, _ sandbox.Engine) error {
 		if err := reg.AddExecutor("new", &heldExecutor{name: "new"}); err != nil {
 			return err
 		}
@@ -197,7 +197,7 @@ func TestShareTool(t *testing.T) {
 	ctx := context.Background()
 	rt := newRuntime(t, sumRegistry()...)
 	var echo, upper pipeline.Executor
-	require.NoError(t, rt.UseEngine(ctx, func(ctx context.Context, engine runtime.Engine) (err error) {
+	require.NoError(t, rt.UseEngine(ctx, func(ctx context.Context, engine sandbox.Engine) (err error) {
 		if echo, err = pipeline.LoadExecutor(ctx, engine, wasmgate.ExecutorSource{Wasm: "testdata/echo.wasm"}); err != nil {
 			return err
 		}

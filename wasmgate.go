@@ -27,9 +27,9 @@ import (
 	"sync/atomic"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/sentinel"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // The request and result of one action, and what they are made of.
@@ -63,20 +63,20 @@ type (
 	Route = pipeline.Route
 	// Limits bound one execution; zero fields take the manifest's, else
 	// the defaults.
-	Limits = runtime.Limits
+	Limits = sandbox.Limits
 )
 
 // EngineName names a Wasm engine (see WithEngine).
-type EngineName = runtime.EngineName
+type EngineName = sandbox.EngineName
 
 // Engines.
 const (
 	// EngineWazero is wazero's optimizing compiler, the default.
-	EngineWazero = runtime.EngineWazero
+	EngineWazero = sandbox.EngineWazero
 	// EngineWazeroInterp is wazero's interpreter.
-	EngineWazeroInterp = runtime.EngineWazeroInterp
+	EngineWazeroInterp = sandbox.EngineWazeroInterp
 	// EngineWasmtime is Wasmtime, in builds with the wasmtime tag only.
-	EngineWasmtime = runtime.EngineWasmtime
+	EngineWasmtime = sandbox.EngineWasmtime
 )
 
 // Results says what an ActionResult carries back (see WithResults).
@@ -98,7 +98,7 @@ const (
 	// ErrInvalidOption is matched by New's error for options that cannot
 	// work: none naming a registry, two naming it differently, an empty
 	// path, a nil function or sink, an engine not in this build (which also
-	// matches runtime.ErrUnknownEngine), an unknown results mode.
+	// matches sandbox.ErrUnknownEngine), an unknown results mode.
 	ErrInvalidOption = sentinel.Error("wasmgate: invalid option")
 
 	// ErrInvalidRegistry is matched by New's error for a registry given as
@@ -132,7 +132,7 @@ type Runtime struct {
 	running sync.WaitGroup
 	done    chan struct{}
 
-	engine  runtime.Engine
+	engine  sandbox.Engine
 	sink    audit.Sink
 	results pipeline.Results
 	// current is the pipeline over the registry as it stands: a change to
@@ -165,7 +165,7 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(o.engine).WithCompilationCacheDir(o.cacheDir))
+	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig().WithEngine(o.engine).WithCompilationCacheDir(o.cacheDir))
 	if err != nil {
 		return nil, err
 	}

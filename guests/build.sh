@@ -165,8 +165,8 @@ for entry in "${built[@]}"; do
 	cp "$wasm" "$dest"
 done
 # The instrumenter's own NaN test module lives beside its test.
-wat2wasm "$repo/runtime/internal/instrument/testdata/nan.wat" \
-	-o "$repo/runtime/internal/instrument/testdata/nan.wasm"
+wat2wasm "$repo/internal/sandbox/internal/instrument/testdata/nan.wat" \
+	-o "$repo/internal/sandbox/internal/instrument/testdata/nan.wasm"
 # nomanifest: echo as a toolchain without custom sections leaves it, for the
 # paths that must cope with a module that carries no manifest.
 wat2wasm --debug-names "$guests/wat/echo.wat" -o "$out/nomanifest.wasm"

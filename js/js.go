@@ -24,9 +24,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // Kind returns the JavaScript kind: it loads an ExecutorSource's JS (a .js,
@@ -44,12 +44,12 @@ func (kind) Loads(src pipeline.ExecutorSource) bool {
 	return src.JS != "" || src.Package != "" || src.Bundle != nil
 }
 
-func (kind) Load(ctx context.Context, engine runtime.Engine, src pipeline.ExecutorSource, fallback runtime.Manifest) (pipeline.Executor, error) {
+func (kind) Load(ctx context.Context, engine sandbox.Engine, src pipeline.ExecutorSource, fallback sandbox.Manifest) (pipeline.Executor, error) {
 	b, man, err := Resolve(src, fallback)
 	if err != nil {
 		return nil, err
 	}
-	if src.Defaults != (runtime.Limits{}) {
+	if src.Defaults != (sandbox.Limits{}) {
 		src.Limits = append(src.Limits, man.Limits.WithDefaults(src.Defaults))
 	}
 	t, err := jstool.Load(ctx, engine, jstool.Spec{Bundle: b, Export: src.Tool, Manifest: man, CallLimits: src.Limits})
@@ -79,8 +79,8 @@ func (kind) Load(ctx context.Context, engine runtime.Engine, src pipeline.Execut
 // code). Missing code matches os.ErrNotExist (files) or
 // jstool.ErrNotInstalled (packages), and is pipeline.MissingCode's; code
 // that does not bundle, or whose manifest is not valid, matches
-// runtime.ErrNotAdmitted.
-func Resolve(src pipeline.ExecutorSource, fallback runtime.Manifest) (jstool.Bundle, runtime.Manifest, error) {
+// sandbox.ErrNotAdmitted.
+func Resolve(src pipeline.ExecutorSource, fallback sandbox.Manifest) (jstool.Bundle, sandbox.Manifest, error) {
 	n := 0
 	for _, set := range []bool{src.Wasm != "", src.Module != nil, src.JS != "", src.Package != "", src.Bundle != nil} {
 		if set {
@@ -89,24 +89,24 @@ func Resolve(src pipeline.ExecutorSource, fallback runtime.Manifest) (jstool.Bun
 	}
 	switch {
 	case n != 1 || !(kind{}).Loads(src):
-		return jstool.Bundle{}, runtime.Manifest{}, errors.New(`js: the source must name one JS tool: exactly one of "js", "package" or a bundle`)
+		return jstool.Bundle{}, sandbox.Manifest{}, errors.New(`js: the source must name one JS tool: exactly one of "js", "package" or a bundle`)
 	case src.Package != "" && src.Tool == "":
-		return jstool.Bundle{}, runtime.Manifest{}, errors.New(`js: a "package" needs the "tool" export to run`)
+		return jstool.Bundle{}, sandbox.Manifest{}, errors.New(`js: a "package" needs the "tool" export to run`)
 	case src.Bundle != nil && src.Manifest == nil:
-		return jstool.Bundle{}, runtime.Manifest{}, errors.New("js: a JS bundle needs its manifest")
+		return jstool.Bundle{}, sandbox.Manifest{}, errors.New("js: a JS bundle needs its manifest")
 	case src.Bundle != nil:
 		return jstool.Bundle{Source: src.Bundle.Source, Entry: src.Bundle.Entry}, *src.Manifest, nil
 	case src.JS != "":
 		if _, err := os.Stat(src.JS); errors.Is(err, os.ErrNotExist) {
-			return jstool.Bundle{}, runtime.Manifest{}, pipeline.MissingCode(err)
+			return jstool.Bundle{}, sandbox.Manifest{}, pipeline.MissingCode(err)
 		}
 		b, err := jstool.BundleFile(src.JS)
 		if err != nil {
-			return jstool.Bundle{}, runtime.Manifest{}, pipeline.Refused(err)
+			return jstool.Bundle{}, sandbox.Manifest{}, pipeline.Refused(err)
 		}
 		man, err := sidecarManifest(src.JS, fallback)
 		if err != nil {
-			return jstool.Bundle{}, runtime.Manifest{}, pipeline.Refused(err)
+			return jstool.Bundle{}, sandbox.Manifest{}, pipeline.Refused(err)
 		}
 		return b, man, nil
 	}
@@ -116,14 +116,14 @@ func Resolve(src pipeline.ExecutorSource, fallback runtime.Manifest) (jstool.Bun
 	}
 	inst, err := jstool.Store{Dir: dir}.Get(src.Package)
 	if errors.Is(err, jstool.ErrNotInstalled) {
-		return jstool.Bundle{}, runtime.Manifest{}, pipeline.MissingCode(err)
+		return jstool.Bundle{}, sandbox.Manifest{}, pipeline.MissingCode(err)
 	}
 	if err != nil {
-		return jstool.Bundle{}, runtime.Manifest{}, pipeline.Refused(err)
+		return jstool.Bundle{}, sandbox.Manifest{}, pipeline.Refused(err)
 	}
 	man, err := packageManifest(inst, src.Tool, fallback)
 	if err != nil {
-		return jstool.Bundle{}, runtime.Manifest{}, pipeline.Refused(err)
+		return jstool.Bundle{}, sandbox.Manifest{}, pipeline.Refused(err)
 	}
 	return inst.Bundle, man, nil
 }
@@ -137,10 +137,10 @@ type raiseMemory struct {
 }
 
 func (r raiseMemory) Error() string {
-	if r.pages >= runtime.MaxMemoryPages {
+	if r.pages >= sandbox.MaxMemoryPages {
 		return fmt.Sprintf("%v; that is all a memory can hold (4 GiB)", r.err)
 	}
-	return fmt.Sprintf("%v; set %s above %d (e.g. %d)", r.err, r.how, r.pages, min(2*uint64(r.pages), runtime.MaxMemoryPages))
+	return fmt.Sprintf("%v; set %s above %d (e.g. %d)", r.err, r.how, r.pages, min(2*uint64(r.pages), sandbox.MaxMemoryPages))
 }
 func (r raiseMemory) Unwrap() error { return r.err }
 
@@ -164,18 +164,18 @@ func memorySetting(s pipeline.ExecutorSource) string {
 // sidecarManifest reads a JS tool's manifest from the file next to it with
 // the same base name and the extension .manifest.json (tool.ts →
 // tool.manifest.json); without one the tool gets fallback.
-func sidecarManifest(file string, fallback runtime.Manifest) (runtime.Manifest, error) {
+func sidecarManifest(file string, fallback sandbox.Manifest) (sandbox.Manifest, error) {
 	path := sidecarPath(file)
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return fallback, nil
 	}
 	if err != nil {
-		return runtime.Manifest{}, err
+		return sandbox.Manifest{}, err
 	}
-	m, err := runtime.ParseManifest(raw)
+	m, err := sandbox.ParseManifest(raw)
 	if err != nil {
-		return runtime.Manifest{}, fmt.Errorf("manifest %s: %w", path, err)
+		return sandbox.Manifest{}, fmt.Errorf("manifest %s: %w", path, err)
 	}
 	return m, nil
 }
@@ -189,14 +189,14 @@ func sidecarPath(file string) string {
 // id made of the package and export names, the package's version, and what
 // the package.json's "wasmgate" field adds (capabilities, limits, or a
 // whole manifest's fields).
-func packageManifest(inst *jstool.Installed, export string, fallback runtime.Manifest) (runtime.Manifest, error) {
+func packageManifest(inst *jstool.Installed, export string, fallback sandbox.Manifest) (sandbox.Manifest, error) {
 	var pkg struct {
 		Wasmgate json.RawMessage `json:"wasmgate"`
 	}
 	if err := json.Unmarshal(inst.PackageJSON, &pkg); err != nil {
-		return runtime.Manifest{}, fmt.Errorf("package.json of %s@%s: %w", inst.Name, inst.Version, err)
+		return sandbox.Manifest{}, fmt.Errorf("package.json of %s@%s: %w", inst.Name, inst.Version, err)
 	}
-	m := runtime.Manifest{
+	m := sandbox.Manifest{
 		ExecutorID: pipeline.ExecutorIDFrom(inst.Name + "__" + export),
 		Version:    inst.Version,
 		Limits:     fallback.Limits,
@@ -211,7 +211,7 @@ func packageManifest(inst *jstool.Installed, export string, fallback runtime.Man
 	// the package.
 	fields := map[string]json.RawMessage{}
 	if err := json.Unmarshal(pkg.Wasmgate, &fields); err != nil {
-		return runtime.Manifest{}, fmt.Errorf("package.json of %s@%s: \"wasmgate\": %w", inst.Name, inst.Version, err)
+		return sandbox.Manifest{}, fmt.Errorf("package.json of %s@%s: \"wasmgate\": %w", inst.Name, inst.Version, err)
 	}
 	base, _ := json.Marshal(m)
 	merged := map[string]json.RawMessage{}
@@ -220,9 +220,9 @@ func packageManifest(inst *jstool.Installed, export string, fallback runtime.Man
 		merged[k] = v
 	}
 	raw, _ := json.Marshal(merged)
-	out, err := runtime.ParseManifest(raw)
+	out, err := sandbox.ParseManifest(raw)
 	if err != nil {
-		return runtime.Manifest{}, fmt.Errorf("package.json of %s@%s: \"wasmgate\": %w", inst.Name, inst.Version, err)
+		return sandbox.Manifest{}, fmt.Errorf("package.json of %s@%s: \"wasmgate\": %w", inst.Name, inst.Version, err)
 	}
 	return out, nil
 }

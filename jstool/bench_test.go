@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // The latency of one call of a trivial tool with a fresh VM per call, from
@@ -20,10 +20,10 @@ const (
 
 // benchTrimTool loads testdata/bench/trim.js on a new engine; the engine's
 // compilation and the load stay outside the benchmark's timer.
-func benchTrimTool(b *testing.B) (*Tool, runtime.Input) {
+func benchTrimTool(b *testing.B) (*Tool, sandbox.Input) {
 	b.Helper()
 	ctx := context.Background()
-	eng, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	eng, err := sandbox.NewEngine(ctx, sandbox.NewConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -32,21 +32,21 @@ func benchTrimTool(b *testing.B) (*Tool, runtime.Input) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tool, err := Load(ctx, eng, Spec{Bundle: bundle, Manifest: runtime.Manifest{ExecutorID: "trim", Version: "1.0.0"}})
+	tool, err := Load(ctx, eng, Spec{Bundle: bundle, Manifest: sandbox.Manifest{ExecutorID: "trim", Version: "1.0.0"}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	in := []byte(benchTrimPayload)
-	return tool, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in)}
+	return tool, sandbox.Input{Bytes: in, Digest: audit.DigestBytes(in)}
 }
 
 // benchCheck says what is wrong with an execution's result, so that a
 // benchmark never measures failures.
-func benchCheck(out runtime.Outcome, err error) string {
+func benchCheck(out sandbox.Outcome, err error) string {
 	switch {
 	case err != nil:
 		return err.Error()
-	case out.Kind != runtime.Completed:
+	case out.Kind != sandbox.Completed:
 		return out.Kind.String() + ": " + out.Message
 	case !bytes.Equal(out.Output, []byte(benchTrimOutput)):
 		return "output " + string(out.Output) + ", want " + benchTrimOutput

@@ -14,7 +14,7 @@ import (
 
 	"github.com/evanw/esbuild/pkg/api"
 
-	"github.com/wasmgate/wasmgate/jstool/internal/confine"
+	"github.com/wasmgate/wasmgate/internal/confine"
 )
 
 // Bundle is a tool's code as the engine evaluates it: one ES module with

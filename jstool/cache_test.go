@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // TestLoadFromTheCacheIsTheColdLoad: a tool loaded by a later process
@@ -29,34 +29,34 @@ func TestLoadFromTheCacheIsTheColdLoad(t *testing.T) {
 	spec := func(t *testing.T) jstool.Spec {
 		b, err := jstool.BundleFile(filepath.Join(tools, "described.js"))
 		require.NoError(t, err)
-		return jstool.Spec{Bundle: b, Export: "plain", Manifest: runtime.Manifest{ExecutorID: "described", Version: "1.0.0"}}
+		return jstool.Spec{Bundle: b, Export: "plain", Manifest: sandbox.Manifest{ExecutorID: "described", Version: "1.0.0"}}
 	}
 	type loaded struct {
 		digest   string
-		manifest runtime.Manifest
+		manifest sandbox.Manifest
 		info     jstool.ToolInfo
 		loadFuel uint64
 		snapshot int
-		outcome  runtime.Outcome
+		outcome  sandbox.Outcome
 	}
 	load := func(t *testing.T, cacheDir string) loaded {
 		t.Helper()
-		cfg := runtime.NewConfig()
+		cfg := sandbox.NewConfig()
 		if cacheDir != "" {
 			cfg = cfg.WithCompilationCacheDir(cacheDir)
 		}
-		e, err := runtime.NewEngine(ctx, cfg)
+		e, err := sandbox.NewEngine(ctx, cfg)
 		require.NoError(t, err)
 		defer e.Close(ctx)
 		tool, err := jstool.Load(ctx, e, spec(t))
 		require.NoError(t, err)
 		payload := []byte(`{"text":"Oslo"}`)
-		out, err := tool.Execute(ctx, runtime.Input{Bytes: payload, Digest: audit.DigestBytes(payload)})
+		out, err := tool.Execute(ctx, sandbox.Input{Bytes: payload, Digest: audit.DigestBytes(payload)})
 		require.NoError(t, err)
 		return loaded{tool.ModuleDigest(), tool.Manifest(), tool.Info(), tool.LoadFuel(), tool.SnapshotBytes(), out}
 	}
 	cold := load(t, "")
-	require.Equal(t, runtime.Completed, cold.outcome.Kind, cold.outcome.Message)
+	require.Equal(t, sandbox.Completed, cold.outcome.Kind, cold.outcome.Message)
 	require.NotEmpty(t, cold.info.Description, "the tool describes itself")
 
 	first := load(t, dir) // fills the cache

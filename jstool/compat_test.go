@@ -19,10 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // compatDir is the compatibility corpus: npm packages chosen by download
@@ -55,7 +55,7 @@ var compatDifferences = map[string]compatDifference{
 
 // compatGenerousLimits are what WASMGATE_COMPAT_LIMITS=generous runs the
 // corpus at: about what a tool computes, not about the limits it meets.
-var compatGenerousLimits = runtime.Limits{
+var compatGenerousLimits = sandbox.Limits{
 	TimeoutMs:      600_000,
 	Fuel:           400_000_000_000,
 	MemoryPages:    4096,
@@ -69,8 +69,8 @@ var compatGenerousLimits = runtime.Limits{
 // the machine's load, so the clock is set to ten times what the default
 // fuel lasts at QuickJS's slowest measured rate (3 billion units a second,
 // docs/BENCHMARKS.md Issue 14): fuel always binds first.
-func compatDefaultLimits() runtime.Limits {
-	l := runtime.Limits{}.WithDefaults(new(jstool.Tool).DefaultLimits())
+func compatDefaultLimits() sandbox.Limits {
+	l := sandbox.Limits{}.WithDefaults(new(jstool.Tool).DefaultLimits())
 	l.TimeoutMs = int64(l.Fuel / 300_000)
 	return l
 }
@@ -163,7 +163,7 @@ func TestCompatibilityCorpus(t *testing.T) {
 	if generous {
 		limits = compatGenerousLimits
 	}
-	e := engine(t, runtime.EngineWazero)
+	e := engine(t, sandbox.EngineWazero)
 
 	var (
 		mu      sync.Mutex

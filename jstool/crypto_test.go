@@ -13,10 +13,10 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // cryptoTools are the crypto fixtures, relative to the tools directory run
@@ -27,13 +27,13 @@ const cryptoTools = "../crypto/tools"
 // cryptoLimits leave the clock out of every verdict: the fixtures run
 // hundreds of operations, and RSA key generation is host work the fuel
 // does not count.
-var cryptoLimits = runtime.Limits{Fuel: 100_000_000_000, TimeoutMs: 600_000}
+var cryptoLimits = sandbox.Limits{Fuel: 100_000_000_000, TimeoutMs: 600_000}
 
 // cryptoInWasmgate runs a crypto fixture through the pipeline on wazero
 // and answers its output.
 func cryptoInWasmgate(t *testing.T, tool, params string) json.RawMessage {
 	t.Helper()
-	res := run(t, engine(t, runtime.EngineWazero), filepath.Join(cryptoTools, tool), "", params, cryptoLimits)
+	res := run(t, engine(t, sandbox.EngineWazero), filepath.Join(cryptoTools, tool), "", params, cryptoLimits)
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	return res.Output
 }
@@ -178,19 +178,19 @@ func TestCryptoIsDeterministicOnEveryEngine(t *testing.T) {
 	ctx := context.Background()
 	b, err := jstool.BundleFile(filepath.Join("testdata", "crypto", "tools", "generate.mjs"))
 	require.NoError(t, err)
-	execute := func(tool *jstool.Tool, params string) runtime.Outcome {
+	execute := func(tool *jstool.Tool, params string) sandbox.Outcome {
 		in := []byte(params)
-		out, err := tool.Execute(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in), Limits: cryptoLimits})
+		out, err := tool.Execute(ctx, sandbox.Input{Bytes: in, Digest: audit.DigestBytes(in), Limits: cryptoLimits})
 		require.NoError(t, err)
-		require.Equal(t, runtime.Completed, out.Kind, out.Message)
+		require.Equal(t, sandbox.Completed, out.Kind, out.Message)
 		return out
 	}
-	var first runtime.Outcome
+	var first sandbox.Outcome
 	var wazero *jstool.Tool
 	for _, name := range enginetest.JSEnginesCompared() {
-		tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "generate", Version: "1.0.0"}})
+		tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: sandbox.Manifest{ExecutorID: "generate", Version: "1.0.0"}})
 		require.NoError(t, err, name)
-		if name == runtime.EngineWazero {
+		if name == sandbox.EngineWazero {
 			wazero = tool
 		}
 		for range 2 {

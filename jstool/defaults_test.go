@@ -13,21 +13,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // runAtDefaults executes one request on the tool in file through the
 // pipeline with the limits given and nothing else: unlike run, it leaves the
 // timeout at its default when limits set none, since what is tested here is
 // the defaults themselves.
-func runAtDefaults(t *testing.T, file, payload string, limits runtime.Limits) pipeline.ActionResult {
+func runAtDefaults(t *testing.T, file, payload string, limits sandbox.Limits) pipeline.ActionResult {
 	t.Helper()
 	ctx := context.Background()
-	reg, err := pipeline.RegistryForSource(ctx, engine(t, runtime.EngineWazero),
+	reg, err := pipeline.RegistryForSource(ctx, engine(t, sandbox.EngineWazero),
 		pipeline.ExecutorSource{JS: file}, "act", limits, js.Kind())
 	require.NoError(t, err)
 	res, err := pipeline.New(reg, audit.NewMemorySink()).Execute(ctx,
@@ -46,7 +46,7 @@ func runAtDefaults(t *testing.T, file, payload string, limits runtime.Limits) pi
 func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 	testenv.GuestOnly(t)
 	t.Run("ordinary heavy work succeeds", func(t *testing.T) {
-		res := runAtDefaults(t, filepath.Join("testdata", "bench", "work.js"), `{"n":10}`, runtime.Limits{})
+		res := runAtDefaults(t, filepath.Join("testdata", "bench", "work.js"), `{"n":10}`, sandbox.Limits{})
 		require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 		assert.Greater(t, res.FuelUsed, uint64(400_000_000), "heavy enough that issue 14's old default would have stopped it")
 	})
@@ -56,7 +56,7 @@ func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 		if _, err := os.Stat(filepath.Join("testdata", "heavy", "node_modules", "js-sha3")); err != nil {
 			t.Skip("js-sha3 is not installed: make testdata-js")
 		}
-		res := runAtDefaults(t, tool, `{}`, runtime.Limits{})
+		res := runAtDefaults(t, tool, `{}`, sandbox.Limits{})
 		require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 		// What node computes (the test below compares with node itself).
 		assert.JSONEq(t, `{"kb":300,"sha3_256":"c8e929592e4f0bc27355d89e0d2528e076449ee42bf7d7e8641f4616cb53a5f8"}`, string(res.Output))
@@ -78,7 +78,7 @@ func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 		if _, err := os.Stat(filepath.Join("testdata", "heavy", "node_modules", "js-sha3")); err != nil {
 			t.Skip("js-sha3 is not installed: make testdata-js")
 		}
-		quiet := runAtDefaults(t, tool, `{"kb":100}`, runtime.Limits{})
+		quiet := runAtDefaults(t, tool, `{"kb":100}`, sandbox.Limits{})
 		// Two busy loops, one a core, while it runs again.
 		stop := make(chan struct{})
 		var spinning sync.WaitGroup
@@ -97,7 +97,7 @@ func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 				}
 			}()
 		}
-		loaded := runAtDefaults(t, tool, `{"kb":100}`, runtime.Limits{})
+		loaded := runAtDefaults(t, tool, `{"kb":100}`, sandbox.Limits{})
 		close(stop)
 		spinning.Wait()
 		require.Equal(t, pipeline.StatusSuccess, quiet.Status, quiet.Message)
@@ -111,14 +111,14 @@ func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 		if testing.Short() {
 			t.Skip("spends the whole default fuel, several seconds")
 		}
-		res := runAtDefaults(t, filepath.Join(tools, "endless.js"), `{}`, runtime.Limits{})
+		res := runAtDefaults(t, filepath.Join(tools, "endless.js"), `{}`, sandbox.Limits{})
 		assert.Equal(t, pipeline.StatusBlocked, res.Status, res.Message)
 		assert.Equal(t, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, res.ReasonCodes)
 		assert.Equal(t, uint64(20_000_000_000), res.FuelUsed)
 	})
 
 	t.Run("an explicit fuel is the bound", func(t *testing.T) {
-		res := runAtDefaults(t, filepath.Join(tools, "endless.js"), `{}`, runtime.Limits{Fuel: 1_000_000_000})
+		res := runAtDefaults(t, filepath.Join(tools, "endless.js"), `{}`, sandbox.Limits{Fuel: 1_000_000_000})
 		assert.Equal(t, pipeline.StatusBlocked, res.Status, res.Message)
 		assert.Equal(t, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, res.ReasonCodes)
 		assert.Equal(t, uint64(1_000_000_000), res.FuelUsed)
@@ -132,14 +132,14 @@ func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 func TestDefaultFuelFollowsTheTimeout(t *testing.T) {
 	b, err := jstool.BundleFile(filepath.Join(tools, "endless.js"))
 	require.NoError(t, err)
-	tool, err := jstool.Load(context.Background(), engine(t, runtime.EngineWazero), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "endless", Version: "1.0.0"}})
+	tool, err := jstool.Load(context.Background(), engine(t, sandbox.EngineWazero), jstool.Spec{Bundle: b, Manifest: sandbox.Manifest{ExecutorID: "endless", Version: "1.0.0"}})
 	require.NoError(t, err)
 	d := tool.DefaultLimits()
-	assert.Equal(t, uint64(20_000_000_000), runtime.Limits{}.WithDefaults(d).Fuel)
-	assert.Equal(t, int64(250_000), runtime.Limits{}.WithDefaults(d).TimeoutMs)
-	assert.Equal(t, uint64(4_800_000_000), runtime.Limits{TimeoutMs: 60_000}.WithDefaults(d).Fuel)
-	assert.Equal(t, uint64(80_000_000), runtime.Limits{TimeoutMs: 1000}.WithDefaults(d).Fuel)
-	assert.Equal(t, uint64(5), runtime.Limits{TimeoutMs: 60_000, Fuel: 5}.WithDefaults(d).Fuel)
+	assert.Equal(t, uint64(20_000_000_000), sandbox.Limits{}.WithDefaults(d).Fuel)
+	assert.Equal(t, int64(250_000), sandbox.Limits{}.WithDefaults(d).TimeoutMs)
+	assert.Equal(t, uint64(4_800_000_000), sandbox.Limits{TimeoutMs: 60_000}.WithDefaults(d).Fuel)
+	assert.Equal(t, uint64(80_000_000), sandbox.Limits{TimeoutMs: 1000}.WithDefaults(d).Fuel)
+	assert.Equal(t, uint64(5), sandbox.Limits{TimeoutMs: 60_000, Fuel: 5}.WithDefaults(d).Fuel)
 	assert.Equal(t, uint32(2048), d.MemoryPages, "128 MiB, for loading as for calls")
-	assert.Equal(t, runtime.DefaultLimits.MaxPayloadBytes, d.MaxPayloadBytes, "the payload limits are a Wasm module's")
+	assert.Equal(t, sandbox.DefaultLimits.MaxPayloadBytes, d.MaxPayloadBytes, "the payload limits are a Wasm module's")
 }

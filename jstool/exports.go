@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // ToolExports lists, sorted, the names under which bundle b may hold tools:
@@ -23,7 +23,7 @@ import (
 //
 // A bundle that does not bundle again or whose listing fails; the engine's
 // errors (an *AdmissionError).
-func ToolExports(ctx context.Context, engine runtime.Engine, b Bundle) ([]string, error) {
+func ToolExports(ctx context.Context, engine sandbox.Engine, b Bundle) ([]string, error) {
 	return exportNames(ctx, engine, b)
 }
 
@@ -47,7 +47,7 @@ export default [...names].sort();
 `
 
 // exportNames runs probeScript over b in the sandbox.
-func exportNames(ctx context.Context, engine runtime.Engine, b Bundle) ([]string, error) {
+func exportNames(ctx context.Context, engine sandbox.Engine, b Bundle) ([]string, error) {
 	dir, err := os.MkdirTemp("", "wasmgate-probe-")
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func exportNames(ctx context.Context, engine runtime.Engine, b Bundle) ([]string
 	if err != nil {
 		return nil, err
 	}
-	if out.Kind != runtime.Completed {
+	if out.Kind != sandbox.Completed {
 		return nil, fmt.Errorf("%s: listing its exports stopped: %s (%s)", b.Entry, out.Kind, out.Message)
 	}
 	var names []string

@@ -7,15 +7,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // ToolExports names what may be a tool: named exports and the default
 // export's properties with execute or that are functions, "default" for a
 // default export that is a tool, and nothing else.
 func TestToolExports(t *testing.T) {
-	e := engine(t, runtime.EngineWazero)
+	e := engine(t, sandbox.EngineWazero)
 	for _, c := range []struct {
 		name, src string
 		want      []string

@@ -11,17 +11,17 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // hostWorkLimits: budgets that cover the fixture's work and budgets that
 // do not, each with a clock far beyond (at least ten times) what the work
 // takes on a loaded machine, under the race detector, on the interpreter,
 // so that fuel alone decides every verdict.
-var hostWorkLimits = map[string]runtime.Limits{
+var hostWorkLimits = map[string]sandbox.Limits{
 	"ample":        {Fuel: 100_000_000_000, TimeoutMs: 600_000},
 	"rsa_short":    {Fuel: 3_000_000_000, TimeoutMs: 600_000},
 	"pbkdf2_short": {Fuel: 2_000_000_000, TimeoutMs: 600_000},
@@ -29,11 +29,11 @@ var hostWorkLimits = map[string]runtime.Limits{
 
 // hostWorkPipeline loads testdata/tools/hostwork.mjs on e and routes an
 // action of each of hostWorkLimits' names to it.
-func hostWorkPipeline(t *testing.T, e runtime.Engine) *pipeline.Pipeline {
+func hostWorkPipeline(t *testing.T, e sandbox.Engine) *pipeline.Pipeline {
 	t.Helper()
 	b, err := jstool.BundleFile(filepath.Join(tools, "hostwork.mjs"))
 	require.NoError(t, err)
-	tool, err := jstool.Load(context.Background(), e, jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "hostwork", Version: "1.0.0"}})
+	tool, err := jstool.Load(context.Background(), e, jstool.Spec{Bundle: b, Manifest: sandbox.Manifest{ExecutorID: "hostwork", Version: "1.0.0"}})
 	require.NoError(t, err)
 	reg := pipeline.NewRegistry()
 	require.NoError(t, reg.AddExecutor("hostwork", tool))
@@ -54,13 +54,13 @@ func executeHostWork(t *testing.T, p *pipeline.Pipeline, action, payload string)
 // fuel on: every engine QuickJS runs on in this build, and wazero's
 // compiler with a fresh instance for every execution (the shared one
 // recycles instances).
-func hostWorkEngines(t *testing.T) map[string]runtime.Engine {
+func hostWorkEngines(t *testing.T) map[string]sandbox.Engine {
 	t.Helper()
-	engines := map[string]runtime.Engine{}
+	engines := map[string]sandbox.Engine{}
 	for _, name := range enginetest.JSEngines() {
 		engines[string(name)] = engine(t, name)
 	}
-	fresh, err := runtime.NewEngine(context.Background(), enginetest.Config(runtime.EngineWazero).WithoutRecycling())
+	fresh, err := sandbox.NewEngine(context.Background(), enginetest.Config(sandbox.EngineWazero).WithoutRecycling())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = fresh.Close(context.Background()) })
 	engines["wazero without recycling"] = fresh
@@ -122,7 +122,7 @@ func TestHostWorkIsChargedToFuel(t *testing.T) {
 // iterations as it runs them, derives node's key, and is charged for each
 // iteration.
 func TestHostPBKDF2GivesWhatNodeGives(t *testing.T) {
-	p := hostWorkPipeline(t, engine(t, runtime.EngineWazero))
+	p := hostWorkPipeline(t, engine(t, sandbox.EngineWazero))
 	payload := `{"op":"pbkdf2","iterations":100000}`
 	res := executeHostWork(t, p, "ample", payload)
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)

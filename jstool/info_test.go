@@ -11,17 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // loadTool loads export of the tool in file (under testdata/tools) with
 // manifest m on the shared wazero engine.
-func loadTool(t *testing.T, file, export string, m runtime.Manifest) *jstool.Tool {
+func loadTool(t *testing.T, file, export string, m sandbox.Manifest) *jstool.Tool {
 	t.Helper()
 	b, err := jstool.BundleFile(filepath.Join(tools, file))
 	require.NoError(t, err)
-	tool, err := jstool.Load(context.Background(), engine(t, runtime.EngineWazero), jstool.Spec{Bundle: b, Export: export, Manifest: m})
+	tool, err := jstool.Load(context.Background(), engine(t, sandbox.EngineWazero), jstool.Spec{Bundle: b, Export: export, Manifest: m})
 	require.NoError(t, err)
 	return tool
 }
@@ -96,7 +96,7 @@ func TestToolInfo(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tool := loadTool(t, c.file, c.export, runtime.Manifest{ExecutorID: "described", Version: "1.0.0"})
+			tool := loadTool(t, c.file, c.export, sandbox.Manifest{ExecutorID: "described", Version: "1.0.0"})
 			got := tool.Info()
 			assert.Equal(t, c.input, string(got.InputSchema), "input schema")
 			assert.Equal(t, c.output, string(got.OutputSchema), "output schema")
@@ -115,7 +115,7 @@ func TestToolInfo(t *testing.T) {
 
 func TestManifestWinsOverWhatTheToolSays(t *testing.T) {
 	declared := json.RawMessage(`{"type":"object"}`)
-	tool := loadTool(t, "described.js", "plain", runtime.Manifest{ExecutorID: "echo", Version: "1.0.0",
+	tool := loadTool(t, "described.js", "plain", sandbox.Manifest{ExecutorID: "echo", Version: "1.0.0",
 		Description: "Echoes", InputSchema: declared})
 	m := tool.Manifest()
 	assert.Equal(t, "echo", m.ExecutorID)
@@ -128,10 +128,10 @@ func TestManifestWinsOverWhatTheToolSays(t *testing.T) {
 
 	// Reading the schemas at load time changes nothing in an execution.
 	in := []byte(`{"text":"hi"}`)
-	for _, run := range []func(context.Context, runtime.Input) (runtime.Outcome, error){tool.Execute, tool.ExecuteCold} {
-		out, err := run(context.Background(), runtime.Input{Bytes: in, Digest: audit.DigestBytes(in)})
+	for _, run := range []func(context.Context, sandbox.Input) (sandbox.Outcome, error){tool.Execute, tool.ExecuteCold} {
+		out, err := run(context.Background(), sandbox.Input{Bytes: in, Digest: audit.DigestBytes(in)})
 		require.NoError(t, err)
-		require.Equal(t, runtime.Completed, out.Kind, out.Message)
+		require.Equal(t, sandbox.Completed, out.Kind, out.Message)
 		assert.Equal(t, `{"text":"hi"}`, string(out.Output))
 	}
 }

@@ -15,10 +15,10 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // intlDifferences are the calls of testdata/intl/intl.mjs whose result in
@@ -63,8 +63,8 @@ func TestIntlGivesWhatNodeGives(t *testing.T) {
 	// most of it the first DateTimeFormat of each locale), more than one
 	// tool call's default of 20 billion: it gets twice what it needs, and
 	// a clock ten times what that lasts at the slowest rate measured.
-	res := run(t, engine(t, runtime.EngineWazero), filepath.Join("..", "intl", "intl.mjs"), "", `{}`,
-		runtime.Limits{Fuel: 46_000_000_000, TimeoutMs: 480_000})
+	res := run(t, engine(t, sandbox.EngineWazero), filepath.Join("..", "intl", "intl.mjs"), "", `{}`,
+		sandbox.Limits{Fuel: 46_000_000_000, TimeoutMs: 480_000})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	var got, node map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(res.Output, &got))
@@ -145,23 +145,23 @@ func TestIntlIsDeterministicOnEveryEngine(t *testing.T) {
 	b, err := jstool.BundleFile(file)
 	require.NoError(t, err)
 	in := []byte(`{"n":1234.5}`)
-	var first runtime.Outcome
+	var first sandbox.Outcome
 	for _, name := range enginetest.JSEnginesCompared() {
-		if name == runtime.EngineWazeroInterp {
+		if name == sandbox.EngineWazeroInterp {
 			// Loading Intl (8·10⁹ fuel) outlasts LoadLimits' clock on the
 			// interpreter; the compiled engines are the ones compared.
 			continue
 		}
-		tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "intl", Version: "1.0.0"}})
+		tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: sandbox.Manifest{ExecutorID: "intl", Version: "1.0.0"}})
 		require.NoError(t, err, name)
 		t.Logf("%s: bundle %d bytes, snapshot %d bytes, load fuel %d", name, len(b.Source), tool.SnapshotBytes(), tool.LoadFuel())
 		for range 2 {
 			// Fuel far beyond what the calls need, and a clock far beyond
 			// what it lasts, so that fuel alone could decide.
-			out, err := tool.Execute(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in),
-				Limits: runtime.Limits{Fuel: 20_000_000_000, TimeoutMs: 3_000_000}})
+			out, err := tool.Execute(ctx, sandbox.Input{Bytes: in, Digest: audit.DigestBytes(in),
+				Limits: sandbox.Limits{Fuel: 20_000_000_000, TimeoutMs: 3_000_000}})
 			require.NoError(t, err)
-			require.Equal(t, runtime.Completed, out.Kind, out.Message)
+			require.Equal(t, sandbox.Completed, out.Kind, out.Message)
 			if first.Output == nil {
 				first = out
 				t.Logf("%s: the calls cost %d fuel", name, out.FuelUsed)

@@ -14,10 +14,10 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // nodeTool is a fixture of the Node profile, relative to the tools
@@ -44,7 +44,7 @@ func runNode(t *testing.T, file, params string) []byte {
 
 func TestNodeBuiltinsGiveWhatNodeGives(t *testing.T) {
 	testenv.GuestOnly(t)
-	res := run(t, engine(t, runtime.EngineWazero), nodeTool("builtins.mjs"), "", `{}`, runtime.Limits{Fuel: 4_000_000_000})
+	res := run(t, engine(t, sandbox.EngineWazero), nodeTool("builtins.mjs"), "", `{}`, sandbox.Limits{Fuel: 4_000_000_000})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	var got, want map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(res.Output, &got))
@@ -84,21 +84,21 @@ func TestNodeProfileIsDeterministicOnEveryEngine(t *testing.T) {
 	ctx := context.Background()
 	b, err := jstool.BundleFile(filepath.Join("testdata", "node", "determinism.mjs"))
 	require.NoError(t, err)
-	execute := func(tool *jstool.Tool, params string) runtime.Outcome {
+	execute := func(tool *jstool.Tool, params string) sandbox.Outcome {
 		in := []byte(params)
-		out, err := tool.Execute(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in), Limits: runtime.Limits{TimeoutMs: 120_000, Fuel: 1_000_000_000}})
+		out, err := tool.Execute(ctx, sandbox.Input{Bytes: in, Digest: audit.DigestBytes(in), Limits: sandbox.Limits{TimeoutMs: 120_000, Fuel: 1_000_000_000}})
 		require.NoError(t, err)
-		require.Equal(t, runtime.Completed, out.Kind, out.Message)
+		require.Equal(t, sandbox.Completed, out.Kind, out.Message)
 		return out
 	}
-	var first runtime.Outcome
+	var first sandbox.Outcome
 	var wazero *jstool.Tool
 	for _, name := range enginetest.JSEnginesCompared() {
 		// Each engine loads the tool itself and runs it twice from its
 		// snapshot.
-		tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "determinism", Version: "1.0.0"}})
+		tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: sandbox.Manifest{ExecutorID: "determinism", Version: "1.0.0"}})
 		require.NoError(t, err, name)
-		if name == runtime.EngineWazero {
+		if name == sandbox.EngineWazero {
 			wazero = tool
 		}
 		for range 2 {
@@ -131,26 +131,26 @@ func TestNodeProfileIsDeterministicOnEveryEngine(t *testing.T) {
 }
 
 func TestNodeTimers(t *testing.T) {
-	e := engine(t, runtime.EngineWazero)
-	res := run(t, e, nodeTool("timers.mjs"), "order", `{}`, runtime.Limits{})
+	e := engine(t, sandbox.EngineWazero)
+	res := run(t, e, nodeTool("timers.mjs"), "order", `{}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	// Deadline order, ties in the order they were set; a cleared timer
 	// never fires; an unref()'d one does not keep the loop alive.
 	assert.JSONEq(t, `{"seen":["zero","iv1","a10","b10","iv2","iv3","c30"],"elapsed":50}`, string(res.Output))
 
-	res = run(t, e, nodeTool("timers.mjs"), "sleepy", `{}`, runtime.Limits{})
+	res = run(t, e, nodeTool("timers.mjs"), "sleepy", `{}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	assert.JSONEq(t, `{"elapsed":1000,"now":"2000-01-01T00:00:01.000Z"}`, string(res.Output))
 
-	res = run(t, e, nodeTool("timers.mjs"), "forever", `{}`, runtime.Limits{Fuel: 20_000_000})
+	res = run(t, e, nodeTool("timers.mjs"), "forever", `{}`, sandbox.Limits{Fuel: 20_000_000})
 	assert.Equal(t, pipeline.StatusBlocked, res.Status)
 	assert.Equal(t, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, res.ReasonCodes)
 
-	res = run(t, e, nodeTool("timers.mjs"), "throws", `{}`, runtime.Limits{})
+	res = run(t, e, nodeTool("timers.mjs"), "throws", `{}`, sandbox.Limits{})
 	assert.Equal(t, pipeline.StatusFailed, res.Status)
 	assert.True(t, strings.HasPrefix(res.Message, "RangeError: from a timer"), res.Message)
 
-	res = run(t, e, nodeTool("timers.mjs"), "settles", `{}`, runtime.Limits{})
+	res = run(t, e, nodeTool("timers.mjs"), "settles", `{}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	assert.JSONEq(t, `{"done":true}`, string(res.Output))
 }
@@ -159,7 +159,7 @@ func TestNodeProcessEnvIsTheCallsEnvFrozen(t *testing.T) {
 	ctx := context.Background()
 	b, err := jstool.BundleFile(filepath.Join("testdata", "node", "env.mjs"))
 	require.NoError(t, err)
-	tool, err := jstool.Load(ctx, engine(t, runtime.EngineWazero), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "env", Version: "1.0.0"}})
+	tool, err := jstool.Load(ctx, engine(t, sandbox.EngineWazero), jstool.Spec{Bundle: b, Manifest: sandbox.Manifest{ExecutorID: "env", Version: "1.0.0"}})
 	require.NoError(t, err)
 	in := []byte(`{}`)
 	for _, c := range []struct{ env, want string }{
@@ -170,16 +170,16 @@ func TestNodeProcessEnvIsTheCallsEnvFrozen(t *testing.T) {
 		if c.env != "" {
 			env = []byte(c.env)
 		}
-		out, err := tool.ExecuteWithEnv(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in)}, env)
+		out, err := tool.ExecuteWithEnv(ctx, sandbox.Input{Bytes: in, Digest: audit.DigestBytes(in)}, env)
 		require.NoError(t, err)
-		require.Equal(t, runtime.Completed, out.Kind, out.Message)
+		require.Equal(t, sandbox.Completed, out.Kind, out.Message)
 		assert.JSONEq(t, c.want, string(out.Output))
 	}
 }
 
 func TestNodeIOModulesLoadAndRefuse(t *testing.T) {
-	e := engine(t, runtime.EngineWazero)
-	res := run(t, e, nodeTool("denied.mjs"), "", `{}`, runtime.Limits{})
+	e := engine(t, sandbox.EngineWazero)
+	res := run(t, e, nodeTool("denied.mjs"), "", `{}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	const why = " (wasmgate runs code without network, file system or processes)"
 	assert.JSONEq(t, `{
@@ -192,13 +192,13 @@ func TestNodeIOModulesLoadAndRefuse(t *testing.T) {
 		"constants": 4, "status": "Not Found", "isMainThread": true
 	}`, string(res.Output))
 
-	res = run(t, e, nodeTool("unused_fs.mjs"), "", `{"text":"ok"}`, runtime.Limits{})
+	res = run(t, e, nodeTool("unused_fs.mjs"), "", `{"text":"ok"}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	assert.JSONEq(t, `{"text":"OK"}`, string(res.Output))
 }
 
 func TestNodeProcessExitEndsATool(t *testing.T) {
-	res := run(t, engine(t, runtime.EngineWazero), nodeTool("exits.mjs"), "", `{}`, runtime.Limits{})
+	res := run(t, engine(t, sandbox.EngineWazero), nodeTool("exits.mjs"), "", `{}`, sandbox.Limits{})
 	assert.Equal(t, pipeline.StatusFailed, res.Status)
 	assert.True(t, strings.HasPrefix(res.Message, "Error: process.exit(3) ended the tool before it returned a result"), res.Message)
 }

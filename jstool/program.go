@@ -16,10 +16,10 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/confine"
+	"github.com/wasmgate/wasmgate/internal/host"
 	"github.com/wasmgate/wasmgate/internal/jshost"
-	"github.com/wasmgate/wasmgate/jstool/internal/confine"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // Programs: a Node program (wasmgate node FILE) run once in the engine, as
@@ -37,7 +37,7 @@ const NodeVersion = "20.0.0"
 // none: fuel, time and memory bound the run, MaxPayloadBytes the stdin and
 // MaxOutputBytes each of stdout and stderr.
 // An unset fuel is what the timeout covers (fuelPerMs a millisecond).
-var ProgramLimits = runtime.Limits{
+var ProgramLimits = sandbox.Limits{
 	TimeoutMs:       30_000,
 	Fuel:            30_000 * fuelPerMs,
 	MemoryPages:     1024,
@@ -191,10 +191,10 @@ type ProgramOptions struct {
 // when a limit stopped it. Math.random is seeded from the digests of the
 // bundle and the stdin.
 type Program struct {
-	engine       runtime.Engine
+	engine       sandbox.Engine
 	bundle       Bundle
 	opts         ProgramOptions
-	manifest     runtime.Manifest
+	manifest     sandbox.Manifest
 	digest       string
 	sourceDigest string
 }
@@ -202,7 +202,7 @@ type Program struct {
 // NewProgram makes b an executor of identity m (its id and version, and
 // the limits it runs under where a request sets none, before ProgramLimits)
 // that runs on engine with opts' argv, streams and engine module.
-func NewProgram(engine runtime.Engine, b Bundle, m runtime.Manifest, opts ProgramOptions) (*Program, error) {
+func NewProgram(engine sandbox.Engine, b Bundle, m sandbox.Manifest, opts ProgramOptions) (*Program, error) {
 	if opts.Engine == nil {
 		wasm, err := EngineModule()
 		if err != nil {
@@ -215,11 +215,11 @@ func NewProgram(engine runtime.Engine, b Bundle, m runtime.Manifest, opts Progra
 }
 
 // Manifest implements the pipeline's Executor.
-func (p *Program) Manifest() runtime.Manifest { return p.manifest }
+func (p *Program) Manifest() sandbox.Manifest { return p.manifest }
 
 // DefaultLimits are the limits a run gets where its request and the
 // manifest set none: ProgramLimits.
-func (p *Program) DefaultLimits() runtime.Limits { return ProgramLimits }
+func (p *Program) DefaultLimits() sandbox.Limits { return ProgramLimits }
 
 // ModuleDigest implements the pipeline's Executor: the engine module, the
 // prelude and the bundle, together.
@@ -231,10 +231,10 @@ func (p *Program) ModuleDigest() string { return p.digest }
 //
 // An error when the engine module is refused, ctx is cancelled or the
 // engine failed.
-func (p *Program) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+func (p *Program) Execute(ctx context.Context, in sandbox.Input) (sandbox.Outcome, error) {
 	reactor, err := p.engine.LoadReactor(ctx, p.opts.Engine, jshost.QuickJSGlue())
 	if err != nil {
-		return runtime.Outcome{}, fmt.Errorf("the QuickJS engine module: %w", err)
+		return sandbox.Outcome{}, fmt.Errorf("the QuickJS engine module: %w", err)
 	}
 	in.Limits = in.Limits.WithDefaults(ProgramLimits)
 	name := filepath.Base(p.bundle.Entry)
@@ -248,17 +248,17 @@ func (p *Program) Execute(ctx context.Context, in runtime.Input) (runtime.Outcom
 		jshost.JSProgramExit:  w.exit,
 	})
 	drive := jshost.QuickJSProgram(jshost.JSProgram{Name: name, Source: p.bundle.Source, Argv: p.opts.Argv, Stdin: in.Bytes, Seed: seed})
-	out, err := reactor.Run(ctx, nil, runtime.Input{Digest: in.Digest, Limits: in.Limits}, runtime.Driver(drive))
+	out, err := reactor.Run(ctx, nil, sandbox.Input{Digest: in.Digest, Limits: in.Limits}, sandbox.Driver(drive))
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out.Output, out.ExitCode = w.stdout.Bytes(), w.code
 	if err != nil {
 		return out, err
 	}
-	if out.Kind != runtime.Completed && out.Kind != runtime.Failed {
+	if out.Kind != sandbox.Completed && out.Kind != sandbox.Failed {
 		out.ExitCode = -1 // a limit stopped it, whatever it was about to exit with
 	}
-	if out.Kind == runtime.Failed && w.code > 0 {
+	if out.Kind == sandbox.Failed && w.code > 0 {
 		out.Message = fmt.Sprintf("exit status %d", w.code)
 	}
 	return out, nil

@@ -14,9 +14,9 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 func TestProgram(t *testing.T) {
@@ -24,18 +24,18 @@ func TestProgram(t *testing.T) {
 		name, source, file string
 		stdin              string
 		maxOutput          int64
-		kind               runtime.OutcomeKind
+		kind               sandbox.OutcomeKind
 		code               int
 		stdout, stderr     string
 	}{
 		{name: "the end of work is status 0", source: `process.stdout.write("hi\n");`, stdout: "hi\n"},
-		{name: "exitCode", source: `process.exitCode = 2; console.log("x", 1);`, kind: runtime.Failed, code: 2, stdout: "x 1\n"},
-		{name: "exit cannot be caught", kind: runtime.Failed, code: 7,
+		{name: "exitCode", source: `process.exitCode = 2; console.log("x", 1);`, kind: sandbox.Failed, code: 2, stdout: "x 1\n"},
+		{name: "exit cannot be caught", kind: sandbox.Failed, code: 7,
 			source: `Promise.resolve().then(() => { try { process.exit(7); } catch (e) { process.stdout.write("caught"); } process.stdout.write("after"); });`},
 		{name: "exit 0 from a timer stops the timers", source: `setTimeout(() => process.exit(0), 5); setTimeout(() => console.log("late"), 10);`},
-		{name: "an uncaught exception in a timer", kind: runtime.Failed, code: 1,
+		{name: "an uncaught exception in a timer", kind: sandbox.Failed, code: 1,
 			source: `setTimeout(() => { throw new RangeError("boom"); }, 1);`, stderr: "\nRangeError: boom\n    at "},
-		{name: "a throwing ES module", file: "p.mjs", kind: runtime.Failed, code: 1,
+		{name: "a throwing ES module", file: "p.mjs", kind: sandbox.Failed, code: 1,
 			source: `process.stdout.write("first "); throw "plain";`, stdout: "first ", stderr: "\nplain\n"},
 		{name: "bytes and lone surrogates, as Node writes them",
 			source: `process.stdout.write("a\uD800b"); process.stdout.write(new Uint8Array([0xff, 0]));`, stdout: "a\uFFFDb\xff\x00"},
@@ -46,7 +46,7 @@ func TestProgram(t *testing.T) {
 			source: `process.stdin.setEncoding("utf8"); let n = 0, s = ""; process.stdin.on("data", (c) => { n++; s += c; }); process.stdin.on("end", () => process.stdout.write(n + " " + s.length + " " + /^é+$/.test(s)));`,
 			stdout: "2 50000 true"},
 		{name: "argv", source: `process.stdout.write(JSON.stringify(process.argv.slice(1)));`, stdout: `["/p.js","--flag"]`},
-		{name: "the output bound", source: `for (;;) process.stdout.write("0123456789");`, kind: runtime.OutputTooLarge, code: -1, maxOutput: 20,
+		{name: "the output bound", source: `for (;;) process.stdout.write("0123456789");`, kind: sandbox.OutputTooLarge, code: -1, maxOutput: 20,
 			stdout: "01234567890123456789"},
 	}
 	for _, c := range cases {
@@ -61,7 +61,7 @@ func TestProgram(t *testing.T) {
 			require.NoError(t, err)
 			for _, name := range enginetest.JSEngines() {
 				var stdout, stderr bytes.Buffer
-				prog, err := jstool.NewProgram(engine(t, name), b, runtime.Manifest{ExecutorID: "p", Version: "1.0.0"}, jstool.ProgramOptions{
+				prog, err := jstool.NewProgram(engine(t, name), b, sandbox.Manifest{ExecutorID: "p", Version: "1.0.0"}, jstool.ProgramOptions{
 					Argv:   []string{"node", "/p.js", "--flag"},
 					Stdout: &stdout, Stderr: &stderr,
 				})
@@ -69,7 +69,7 @@ func TestProgram(t *testing.T) {
 				stdin := []byte(c.stdin)
 				// Fuel bounds the run, never the clock: the interpreter on a
 				// loaded machine takes tens of seconds to load a program.
-				res, err := prog.Execute(context.Background(), runtime.Input{Bytes: stdin, Digest: audit.DigestBytes(stdin), Limits: runtime.Limits{MaxOutputBytes: c.maxOutput, TimeoutMs: 600_000}})
+				res, err := prog.Execute(context.Background(), sandbox.Input{Bytes: stdin, Digest: audit.DigestBytes(stdin), Limits: sandbox.Limits{MaxOutputBytes: c.maxOutput, TimeoutMs: 600_000}})
 				require.NoError(t, err, name)
 				assert.Equal(t, c.kind, res.Kind, "%s: %s", name, res.Message)
 				assert.Equal(t, c.code, res.ExitCode, name)
@@ -90,10 +90,10 @@ func runProgram(t *testing.T, file, stdin string) (string, string, int) {
 	b, err := jstool.BundleProgram(file)
 	require.NoError(t, err)
 	var stdout, stderr bytes.Buffer
-	prog, err := jstool.NewProgram(engine(t, runtime.EngineWazero), b, runtime.Manifest{ExecutorID: "p", Version: "1.0.0"},
+	prog, err := jstool.NewProgram(engine(t, sandbox.EngineWazero), b, sandbox.Manifest{ExecutorID: "p", Version: "1.0.0"},
 		jstool.ProgramOptions{Argv: []string{"node", b.Main}, Stdout: &stdout, Stderr: &stderr})
 	require.NoError(t, err)
-	res, err := prog.Execute(context.Background(), runtime.Input{Bytes: []byte(stdin), Digest: audit.DigestBytes([]byte(stdin)), Limits: runtime.Limits{TimeoutMs: 600_000}})
+	res, err := prog.Execute(context.Background(), sandbox.Input{Bytes: []byte(stdin), Digest: audit.DigestBytes([]byte(stdin)), Limits: sandbox.Limits{TimeoutMs: 600_000}})
 	require.NoError(t, err)
 	return stdout.String(), stderr.String(), res.ExitCode
 }
@@ -218,7 +218,7 @@ ERR_ACCESS_DENIED
 // TestReadlineInATool: a tool's readline reads any stream, and refuses its
 // process.stdin, as process.stdin itself refuses.
 func TestReadlineInATool(t *testing.T) {
-	res := run(t, engine(t, runtime.EngineWazero), filepath.Join("..", "node", "readline_tool.mjs"), "", `{}`, runtime.Limits{})
+	res := run(t, engine(t, sandbox.EngineWazero), filepath.Join("..", "node", "readline_tool.mjs"), "", `{}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	assert.JSONEq(t, `{"lines":["one","two","three"],"stdin":"ERR_ACCESS_DENIED: Access to this API has been restricted: readline.createInterface() over process.stdin (a tool's input is execute's params) (wasmgate runs code without network, file system or processes)"}`, string(res.Output))
 }

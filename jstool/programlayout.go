@@ -15,7 +15,7 @@ import (
 
 	"github.com/evanw/esbuild/pkg/api"
 
-	"github.com/wasmgate/wasmgate/jstool/internal/confine"
+	"github.com/wasmgate/wasmgate/internal/confine"
 )
 
 // A program's files, as the program sees them. Node shows a program where

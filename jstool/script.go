@@ -11,7 +11,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/jshost"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // Toolscripts: a TypeScript or JavaScript program run once in the engine,
@@ -185,7 +185,7 @@ func BundleScript(file string, actions []string) (Bundle, error) {
 // a script is a program that waits on tools, not a tool, so its budget is
 // generous: its time, and the fuel that time covers (fuelPerMs). Only fuel,
 // time, memory and the size of the result apply.
-var ScriptLimits = runtime.Limits{
+var ScriptLimits = sandbox.Limits{
 	TimeoutMs:      30_000,
 	Fuel:           30_000 * fuelPerMs,
 	MemoryPages:    1024,
@@ -216,7 +216,7 @@ type ToolCaller func(ctx context.Context, action string, params json.RawMessage)
 type ScriptOptions struct {
 	// Limits are the script's own limits (zero fields: ScriptLimits). The
 	// actions it calls run under theirs, within the script's deadline.
-	Limits runtime.Limits
+	Limits sandbox.Limits
 	// Call performs the tool calls; nil refuses them.
 	Call ToolCaller
 	// Stdout receives console.log, info, debug and trace; Stderr
@@ -244,30 +244,30 @@ type ScriptOptions struct {
 // An *AdmissionError when the
 // engine module is refused; an error when ctx is cancelled or the engine
 // failed.
-func RunScript(ctx context.Context, engine runtime.Engine, b Bundle, opts ScriptOptions) (runtime.Outcome, error) {
+func RunScript(ctx context.Context, engine sandbox.Engine, b Bundle, opts ScriptOptions) (sandbox.Outcome, error) {
 	wasm := opts.Engine
 	if wasm == nil {
 		var err error
 		if wasm, err = EngineModule(); err != nil {
-			return runtime.Outcome{}, err
+			return sandbox.Outcome{}, err
 		}
 	}
 	reactor, err := engine.LoadReactor(ctx, wasm, jshost.QuickJSGlue())
 	if err != nil {
-		return runtime.Outcome{}, fmt.Errorf("the QuickJS engine module: %w", err)
+		return sandbox.Outcome{}, fmt.Errorf("the QuickJS engine module: %w", err)
 	}
 	name := path.Base(b.Entry)
 	if name == "" || name == "." || name == "/" {
 		name = "script.js"
 	}
 	lim := opts.Limits.WithDefaults(ScriptLimits)
-	in := runtime.Input{Digest: audit.DigestBytes(b.Source), Limits: lim}
+	in := sandbox.Input{Digest: audit.DigestBytes(b.Source), Limits: lim}
 	ctx = jshost.WithJSHostFunctions(ctx, jshost.JSHostFunctions{
 		jshost.JSScriptCall:    opts.call,
 		jshost.JSScriptConsole: opts.console,
 	})
 	drive := jshost.QuickJSScript(jshost.JSScript{Name: name, Source: b.Source, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)})
-	return reactor.Run(ctx, nil, in, runtime.Driver(drive))
+	return reactor.Run(ctx, nil, in, sandbox.Driver(drive))
 }
 
 func (o ScriptOptions) call(ctx context.Context, args []string) (string, error) {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/internal/jshost"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 func TestToolPath(t *testing.T) {
@@ -80,7 +80,7 @@ func writeScript(t *testing.T, source string) string {
 
 // scriptRun is what one run of a script gave.
 type scriptRun struct {
-	out            runtime.Outcome
+	out            sandbox.Outcome
 	stdout, stderr string
 	calls          []string // "action params"
 }
@@ -119,7 +119,7 @@ func fakeCaller(calls *[]string) jstool.ToolCaller {
 	}
 }
 
-func runScript(t *testing.T, e runtime.Engine, source string, limits runtime.Limits) scriptRun {
+func runScript(t *testing.T, e sandbox.Engine, source string, limits sandbox.Limits) scriptRun {
 	t.Helper()
 	b, err := jstool.BundleScript(writeScript(t, source), fakeActions)
 	require.NoError(t, err)
@@ -136,40 +136,40 @@ func runScript(t *testing.T, e runtime.Engine, source string, limits runtime.Lim
 func TestScriptResult(t *testing.T) {
 	cases := []struct {
 		name, source string
-		kind         runtime.OutcomeKind
+		kind         sandbox.OutcomeKind
 		output       string // or the message's first line
 	}{
-		{"a value", `export default {a: [1, "two"]};`, runtime.Completed, `{"a":[1,"two"]}`},
-		{"a promise", `export default Promise.resolve(42);`, runtime.Completed, `42`},
-		{"a function", `export default () => "called";`, runtime.Completed, `"called"`},
-		{"an async function", `export default async function () { await null; return [true]; }`, runtime.Completed, `[true]`},
-		{"top-level await", `const v = await Promise.resolve("late"); export default v;`, runtime.Completed, `"late"`},
-		{"a function returning undefined", `export default () => {};`, runtime.Completed, ``},
-		{"no default export", `export const x = 1;`, runtime.Completed, ``},
-		{"a function returning a function", `export default () => () => 1;`, runtime.OutputNotJSON, `output is not JSON: a function at the result`},
-		{"a BigInt", `export default {big: 10n};`, runtime.OutputNotJSON, `output is not JSON: a bigint at key "big"`},
-		{"a throwing function", `export default () => { throw new TypeError("bad input"); };`, runtime.Failed, `TypeError: bad input`},
-		{"a throwing module", `throw new Error("at the top");`, runtime.Failed, `Error: at the top`},
-		{"a rejected promise", `export default Promise.reject(new RangeError("no"));`, runtime.Failed, `RangeError: no`},
-		{"a thrown string", `export default () => { throw "plain"; };`, runtime.Failed, `uncaught plain`},
-		{"a promise that never settles", `export default new Promise(() => {});`, runtime.Failed,
+		{"a value", `export default {a: [1, "two"]};`, sandbox.Completed, `{"a":[1,"two"]}`},
+		{"a promise", `export default Promise.resolve(42);`, sandbox.Completed, `42`},
+		{"a function", `export default () => "called";`, sandbox.Completed, `"called"`},
+		{"an async function", `export default async function () { await null; return [true]; }`, sandbox.Completed, `[true]`},
+		{"top-level await", `const v = await Promise.resolve("late"); export default v;`, sandbox.Completed, `"late"`},
+		{"a function returning undefined", `export default () => {};`, sandbox.Completed, ``},
+		{"no default export", `export const x = 1;`, sandbox.Completed, ``},
+		{"a function returning a function", `export default () => () => 1;`, sandbox.OutputNotJSON, `output is not JSON: a function at the result`},
+		{"a BigInt", `export default {big: 10n};`, sandbox.OutputNotJSON, `output is not JSON: a bigint at key "big"`},
+		{"a throwing function", `export default () => { throw new TypeError("bad input"); };`, sandbox.Failed, `TypeError: bad input`},
+		{"a throwing module", `throw new Error("at the top");`, sandbox.Failed, `Error: at the top`},
+		{"a rejected promise", `export default Promise.reject(new RangeError("no"));`, sandbox.Failed, `RangeError: no`},
+		{"a thrown string", `export default () => { throw "plain"; };`, sandbox.Failed, `uncaught plain`},
+		{"a promise that never settles", `export default new Promise(() => {});`, sandbox.Failed,
 			`the script's promise never settled: nothing was left to run it (no pending job or timer; the sandbox has no I/O)`},
-		{"a top-level await that never settles", `await new Promise(() => {}); export default 1;`, runtime.Failed,
+		{"a top-level await that never settles", `await new Promise(() => {}); export default 1;`, sandbox.Failed,
 			`the script's promise never settled: nothing was left to run it (no pending job or timer; the sandbox has no I/O)`},
 		// Unhandled rejections fail the script, even when its result
 		// resolved; handled ones do not.
-		{"an unhandled rejection", `Promise.reject(new TypeError("forgotten")); export default 1;`, runtime.Failed, `TypeError: forgotten`},
-		{"an unhandled rejection after the result", `export default async () => { Promise.reject(new Error("later")); return "done"; };`, runtime.Failed, `Error: later`},
-		{"an unhandled rejection of a string", `export default () => { Promise.reject("why"); return 1; };`, runtime.Failed, `Error: unhandled promise rejection: the promise rejected with why`},
-		{"a rejection handled late in the same job", `const p = Promise.reject(new Error("x")); p.catch(() => {}); export default 2;`, runtime.Completed, `2`},
-		{"a rejection handled by await", `export default async () => { try { await Promise.reject(new Error("x")); } catch { return "caught"; } };`, runtime.Completed, `"caught"`},
+		{"an unhandled rejection", `Promise.reject(new TypeError("forgotten")); export default 1;`, sandbox.Failed, `TypeError: forgotten`},
+		{"an unhandled rejection after the result", `export default async () => { Promise.reject(new Error("later")); return "done"; };`, sandbox.Failed, `Error: later`},
+		{"an unhandled rejection of a string", `export default () => { Promise.reject("why"); return 1; };`, sandbox.Failed, `Error: unhandled promise rejection: the promise rejected with why`},
+		{"a rejection handled late in the same job", `const p = Promise.reject(new Error("x")); p.catch(() => {}); export default 2;`, sandbox.Completed, `2`},
+		{"a rejection handled by await", `export default async () => { try { await Promise.reject(new Error("x")); } catch { return "caught"; } };`, sandbox.Completed, `"caught"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for _, name := range enginetest.JSEngines() {
-				run := runScript(t, engine(t, name), c.source, runtime.Limits{})
+				run := runScript(t, engine(t, name), c.source, sandbox.Limits{})
 				require.Equal(t, c.kind, run.out.Kind, "%s: %s", name, run.out.Message)
-				if c.kind == runtime.Completed {
+				if c.kind == sandbox.Completed {
 					assert.Equal(t, c.output, string(run.out.Output), name)
 				} else {
 					first, _, _ := strings.Cut(run.out.Message, "\n")
@@ -198,8 +198,8 @@ export default {
   frozen: Object.isFrozen(tools) && Object.isFrozen(tools.math) && Object.isFrozen(tools.math.sum),
 };`
 	for _, name := range enginetest.JSEngines() {
-		run := runScript(t, engine(t, name), source, runtime.Limits{})
-		require.Equal(t, runtime.Completed, run.out.Kind, "%s: %s", name, run.out.Message)
+		run := runScript(t, engine(t, name), source, sandbox.Limits{})
+		require.Equal(t, sandbox.Completed, run.out.Kind, "%s: %s", name, run.out.Message)
 		assert.JSONEq(t, `{
 			"actions": ["github__create_issue", "host.error", "math.sum", "text.broken", "text.nothing", "text.upper"],
 			"sum": {"sum": 6.5},
@@ -233,8 +233,8 @@ console.debug("debug");
 await tools.text.nothing();
 console.log("multi\nline");
 throw new Error("stop");`
-	run := runScript(t, engine(t, runtime.EngineWazero), source, runtime.Limits{})
-	require.Equal(t, runtime.Failed, run.out.Kind)
+	run := runScript(t, engine(t, sandbox.EngineWazero), source, sandbox.Limits{})
+	require.Equal(t, sandbox.Failed, run.out.Kind)
 	assert.Equal(t, "one 2 {\"three\":[3]} null\ninfo\ndebug\nmulti\nline\n", run.stdout)
 	assert.Equal(t, "to stderr\ncareful\n", run.stderr)
 	assert.Len(t, run.calls, 1)
@@ -245,8 +245,8 @@ func TestScriptIsDeterministic(t *testing.T) {
 	var outputs []string
 	for _, name := range enginetest.JSEnginesCompared() {
 		for range 2 {
-			run := runScript(t, engine(t, name), source, runtime.Limits{})
-			require.Equal(t, runtime.Completed, run.out.Kind, run.out.Message)
+			run := runScript(t, engine(t, name), source, sandbox.Limits{})
+			require.Equal(t, sandbox.Completed, run.out.Kind, run.out.Message)
 			outputs = append(outputs, string(run.out.Output))
 		}
 	}
@@ -258,16 +258,16 @@ func TestScriptIsDeterministic(t *testing.T) {
 
 func TestScriptLimits(t *testing.T) {
 	loop := `while (true) {}`
-	run := runScript(t, engine(t, runtime.EngineWazero), loop, runtime.Limits{Fuel: 1_000_000})
-	assert.Equal(t, runtime.FuelExhausted, run.out.Kind)
+	run := runScript(t, engine(t, sandbox.EngineWazero), loop, sandbox.Limits{Fuel: 1_000_000})
+	assert.Equal(t, sandbox.FuelExhausted, run.out.Kind)
 	assert.Equal(t, uint64(1_000_000), run.out.FuelUsed)
 
-	run = runScript(t, engine(t, runtime.EngineWazero), `export default "x".repeat(100);`, runtime.Limits{MaxOutputBytes: 50})
-	assert.Equal(t, runtime.OutputTooLarge, run.out.Kind)
+	run = runScript(t, engine(t, sandbox.EngineWazero), `export default "x".repeat(100);`, sandbox.Limits{MaxOutputBytes: 50})
+	assert.Equal(t, sandbox.OutputTooLarge, run.out.Kind)
 
-	run = runScript(t, engine(t, runtime.EngineWazero), `const a = []; while (true) a.push(new Array(1e5).fill(1));`,
-		runtime.Limits{MemoryPages: 200, Fuel: 1 << 40})
-	assert.Equal(t, runtime.MemoryExhausted, run.out.Kind, run.out.Message)
+	run = runScript(t, engine(t, sandbox.EngineWazero), `const a = []; while (true) a.push(new Array(1e5).fill(1));`,
+		sandbox.Limits{MemoryPages: 200, Fuel: 1 << 40})
+	assert.Equal(t, sandbox.MemoryExhausted, run.out.Kind, run.out.Message)
 }
 
 // An engine whose ctx carries no host functions (every tool's) refuses the
@@ -275,7 +275,7 @@ func TestScriptLimits(t *testing.T) {
 // gets a ctx without the script's host functions.
 func TestScriptHostFunctionsAreNotInherited(t *testing.T) {
 	ctx := context.Background()
-	e := engine(t, runtime.EngineWazero)
+	e := engine(t, sandbox.EngineWazero)
 	wasm, err := jstool.EngineModule()
 	require.NoError(t, err)
 	reactor, err := e.LoadReactor(ctx, wasm, jshost.QuickJSGlue())
@@ -283,19 +283,19 @@ func TestScriptHostFunctionsAreNotInherited(t *testing.T) {
 	b, err := jstool.BundleScript(writeScript(t, `import { tools } from "toolscript";
 export default await tools.math.sum({numbers: [1]}).catch((e) => e.message);`), []string{"math.sum"})
 	require.NoError(t, err)
-	bare := func(ctx context.Context) runtime.Outcome {
-		out, err := reactor.Run(ctx, nil, runtime.Input{Limits: jstool.ScriptLimits},
-			runtime.Driver(jshost.QuickJSScript(jshost.JSScript{Name: "script.ts", Source: b.Source, MaxOutput: 1 << 20})))
+	bare := func(ctx context.Context) sandbox.Outcome {
+		out, err := reactor.Run(ctx, nil, sandbox.Input{Limits: jstool.ScriptLimits},
+			sandbox.Driver(jshost.QuickJSScript(jshost.JSScript{Name: "script.ts", Source: b.Source, MaxOutput: 1 << 20})))
 		require.NoError(t, err)
 		return out
 	}
 	refusal := `"host function \"wasmgate.call\" is not available: tools cannot call the host"`
 
 	out := bare(ctx)
-	require.Equal(t, runtime.Completed, out.Kind, out.Message)
+	require.Equal(t, sandbox.Completed, out.Kind, out.Message)
 	assert.Equal(t, refusal, string(out.Output))
 
-	var nested runtime.Outcome
+	var nested sandbox.Outcome
 	out, err = jstool.RunScript(ctx, e, b, jstool.ScriptOptions{
 		Call: func(ctx context.Context, _ string, _ json.RawMessage) (jstool.ToolCallResult, error) {
 			nested = bare(ctx)
@@ -303,9 +303,9 @@ export default await tools.math.sum({numbers: [1]}).catch((e) => e.message);`), 
 		},
 	})
 	require.NoError(t, err)
-	require.Equal(t, runtime.Completed, out.Kind, out.Message)
+	require.Equal(t, sandbox.Completed, out.Kind, out.Message)
 	assert.Equal(t, `"the outer call"`, string(out.Output))
-	require.Equal(t, runtime.Completed, nested.Kind, nested.Message)
+	require.Equal(t, sandbox.Completed, nested.Kind, nested.Message)
 	assert.Equal(t, refusal, string(nested.Output), "the nested engine does not inherit the script's host functions")
 }
 
@@ -313,8 +313,8 @@ func TestScriptWithoutCaller(t *testing.T) {
 	b, err := jstool.BundleScript(writeScript(t, `import { tools } from "toolscript";
 export default await tools.math.sum({}).catch((e) => e.message);`), []string{"math.sum"})
 	require.NoError(t, err)
-	out, err := jstool.RunScript(context.Background(), engine(t, runtime.EngineWazero), b, jstool.ScriptOptions{})
+	out, err := jstool.RunScript(context.Background(), engine(t, sandbox.EngineWazero), b, jstool.ScriptOptions{})
 	require.NoError(t, err)
-	require.Equal(t, runtime.Completed, out.Kind, out.Message)
+	require.Equal(t, sandbox.Completed, out.Kind, out.Message)
 	assert.Equal(t, `"wasmgate.call: this script has no tools to call"`, string(out.Output))
 }

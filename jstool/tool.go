@@ -7,14 +7,14 @@ import (
 	"path"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/host"
 	"github.com/wasmgate/wasmgate/internal/jshost"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/sentinel"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // Errors of loading a tool, matched with errors.Is. Every one of them also
-// matches runtime.ErrNotAdmitted: the tool is not admitted as an executor.
+// matches sandbox.ErrNotAdmitted: the tool is not admitted as an executor.
 const (
 	// ErrToolNotFound: the requested export does not exist (TOOL_NOT_FOUND).
 	ErrToolNotFound = sentinel.Error("TOOL_NOT_FOUND")
@@ -42,7 +42,7 @@ type LoadError struct {
 func (e *LoadError) Error() string { return fmt.Sprintf("%s: %s: %s", e.Code, e.Tool, e.Msg) }
 
 func (e *LoadError) Is(target error) bool {
-	return target == e.Code || target == runtime.ErrNotAdmitted
+	return target == e.Code || target == sandbox.ErrNotAdmitted
 }
 
 // fuelPerMs is the fuel a toolscript's or a program's budget grants per
@@ -76,14 +76,14 @@ const (
 // times what that fuel lasts on a loaded machine. Memory is the tool's own
 // memory_pages (see Spec.CallLimits), so that a snapshot fits the
 // executions that start from it.
-var LoadLimits = runtime.Limits{TimeoutMs: 300_000, Fuel: 60_000_000_000}
+var LoadLimits = sandbox.Limits{TimeoutMs: 300_000, Fuel: 60_000_000_000}
 
 // defaultLimits are a JS tool's limits where its route, manifest and caller
-// set none: runtime.DefaultLimits but for fuel, time and memory, with an
+// set none: sandbox.DefaultLimits but for fuel, time and memory, with an
 // unset fuel being toolFuelPerMs for each millisecond of whatever
 // timeout_ms applies.
-func defaultLimits() runtime.Limits {
-	d := runtime.DefaultLimits.WithFuelPerMs(toolFuelPerMs)
+func defaultLimits() sandbox.Limits {
+	d := sandbox.DefaultLimits.WithFuelPerMs(toolFuelPerMs)
 	d.Fuel, d.TimeoutMs, d.MemoryPages = defaultFuel, defaultTimeoutMs, defaultMemoryPages
 	return d
 }
@@ -96,14 +96,14 @@ type Spec struct {
 	// when it exports execute, or its default export).
 	Export string
 	// Manifest is the tool's identity and limits.
-	Manifest runtime.Manifest
+	Manifest sandbox.Manifest
 	// CallLimits are the limits the tool's calls will run under over its
 	// manifest's, where the caller knows them when loading: a command's
 	// flags, a registry's routes to the tool, a front's configuration.
 	// Loading takes the largest memory_pages among them (each over the
 	// manifest's and the defaults), since every call starts from the
 	// memory loading left; none means the manifest's, else the default.
-	CallLimits []runtime.Limits
+	CallLimits []sandbox.Limits
 	// Engine is the QuickJS engine module; nil means the embedded one.
 	Engine []byte
 }
@@ -113,10 +113,10 @@ type Spec struct {
 // use: each execution runs in a fresh engine instance started from the
 // snapshot.
 type Tool struct {
-	reactor  runtime.Reactor
-	snap     *runtime.Snapshot
+	reactor  sandbox.Reactor
+	snap     *sandbox.Snapshot
 	entry    jshost.JSEntry
-	manifest runtime.Manifest
+	manifest sandbox.Manifest
 	digest   string
 	loadFuel uint64
 	load     func(context.Context, host.Instance) ([]byte, error)
@@ -128,10 +128,10 @@ type Tool struct {
 // # Errors
 //
 // A *LoadError (matching
-// runtime.ErrNotAdmitted) when the tool throws while loading, or its export
+// sandbox.ErrNotAdmitted) when the tool throws while loading, or its export
 // is missing or has no execute; an *AdmissionError when the engine module
 // is refused.
-func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) {
+func Load(ctx context.Context, engine sandbox.Engine, spec Spec) (*Tool, error) {
 	wasm := spec.Engine
 	if wasm == nil {
 		var err error
@@ -175,18 +175,18 @@ func Load(ctx context.Context, engine runtime.Engine, spec Spec) (*Tool, error) 
 	// cache when an earlier process loaded the same tool: the tool's digest
 	// names the engine module, the prelude, the source and the export, and
 	// name is the module name the tool is evaluated under.
-	snap, out, err := runtime.CachedSnapshot(ctx, reactor, "jstool.Load "+t.digest+" "+name, runtime.Input{Limits: limits}, runtime.Driver(drive))
+	snap, out, err := sandbox.CachedSnapshot(ctx, reactor, "jstool.Load "+t.digest+" "+name, sandbox.Input{Limits: limits}, sandbox.Driver(drive))
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case out.Kind == runtime.MemoryExhausted:
+	case out.Kind == sandbox.MemoryExhausted:
 		return nil, &LoadError{Tool: spec.Bundle.Entry, Code: ErrLoadMemoryExhausted, MemoryPages: limits.MemoryPages, MemoryBytes: memBytes,
 			Msg: fmt.Sprintf("loading the tool ran out of memory: memory_pages is %d (%s), its memory had grown to %s when more was refused",
 				limits.MemoryPages, mib(uint64(limits.MemoryPages)*pageBytes), mib(memBytes))}
-	case out.Kind == runtime.Failed && threw != nil:
+	case out.Kind == sandbox.Failed && threw != nil:
 		return nil, loadFailure(spec.Bundle.Entry, threw)
-	case out.Kind != runtime.Completed:
+	case out.Kind != sandbox.Completed:
 		return nil, &LoadError{Tool: spec.Bundle.Entry, Code: ErrToolInvalid,
 			Msg: fmt.Sprintf("loading the tool stopped: %s (%s)", out.Kind, out.Message)}
 	}
@@ -247,7 +247,7 @@ func mib(b uint64) string {
 // describedBy is manifest m with the title, description and schemas the
 // tool says it has where m leaves them out: what the manifest declares
 // wins.
-func describedBy(m runtime.Manifest, info ToolInfo) runtime.Manifest {
+func describedBy(m sandbox.Manifest, info ToolInfo) sandbox.Manifest {
 	if m.Title == "" {
 		m.Title = info.Title
 	}
@@ -281,7 +281,7 @@ func toolDigest(engine []byte, spec Spec) string {
 // Manifest implements the pipeline's Executor: the Spec's manifest, with
 // the title, description, input schema and output schema the tool says it
 // has (Info) where the manifest leaves them out.
-func (t *Tool) Manifest() runtime.Manifest { return t.manifest }
+func (t *Tool) Manifest() sandbox.Manifest { return t.manifest }
 
 // ToolInfo is what a tool object says of itself: its title, description
 // and schemas, converted to JSON Schema when it was loaded, and notes on
@@ -304,13 +304,13 @@ func (t *Tool) LoadFuel() uint64 { return t.loadFuel }
 
 // DefaultLimits are the limits the tool runs under where its route, its
 // manifest and the caller's Input set none. They differ from
-// runtime.DefaultLimits in fuel, time and memory; the pipeline resolves a
+// sandbox.DefaultLimits in fuel, time and memory; the pipeline resolves a
 // JS tool's limits with these.
-func (t *Tool) DefaultLimits() runtime.Limits { return defaultLimits() }
+func (t *Tool) DefaultLimits() sandbox.Limits { return defaultLimits() }
 
 // Execute implements the pipeline's Executor: one execution, without an
 // env.
-func (t *Tool) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+func (t *Tool) Execute(ctx context.Context, in sandbox.Input) (sandbox.Outcome, error) {
 	return t.ExecuteWithEnv(ctx, in, nil)
 }
 
@@ -355,18 +355,18 @@ func WithObserver(ctx context.Context, o Observer) context.Context {
 // digest; keys and values are never logged or audited. The tool's console
 // output is the Outcome's Stderr; the Observer ctx carries (WithObserver)
 // sees it as it is written.
-func (t *Tool) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte) (runtime.Outcome, error) {
+func (t *Tool) ExecuteWithEnv(ctx context.Context, in sandbox.Input, env []byte) (sandbox.Outcome, error) {
 	lim := in.Limits.WithDefaults(defaultLimits())
 	in.Limits = lim
 	obs, _ := ctx.Value(observerKey{}).(Observer)
 	var res jshost.JSResult
 	drive := jshost.QuickJSRun(t.entry, jshost.JSCall{Input: in.Bytes, Env: env, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes), Log: obs.Log}, &res)
-	out, err := t.reactor.Run(ctx, t.snap, in, runtime.Driver(drive))
+	out, err := t.reactor.Run(ctx, t.snap, in, sandbox.Driver(drive))
 	if err != nil {
 		return out, err
 	}
 	out.Stderr = []byte(res.Log)
-	if res.Exception != nil && obs.Threw != nil && out.Kind == runtime.Failed {
+	if res.Exception != nil && obs.Threw != nil && out.Kind == sandbox.Failed {
 		obs.Threw(*res.Exception)
 	}
 	return out, nil
@@ -376,7 +376,7 @@ func (t *Tool) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte)
 // and the tool evaluated in a fresh instance, which then executes. It gives
 // the same output as Execute (FuelUsed includes loading) and exists to
 // measure what the snapshot saves.
-func (t *Tool) ExecuteCold(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+func (t *Tool) ExecuteCold(ctx context.Context, in sandbox.Input) (sandbox.Outcome, error) {
 	lim := in.Limits.WithDefaults(defaultLimits())
 	var res jshost.JSResult
 	drive := func(ctx context.Context, inst host.Instance) ([]byte, error) {

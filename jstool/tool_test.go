@@ -13,17 +13,17 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 const tools = "testdata/tools"
 
 // engine is the test binary's shared engine name, compiling through the
 // tests' compilation cache.
-func engine(t *testing.T, name runtime.EngineName) runtime.Engine {
+func engine(t *testing.T, name sandbox.EngineName) sandbox.Engine {
 	t.Helper()
 	if _, err := jstool.EngineModule(); err != nil {
 		t.Fatalf("%v (make test fetches it)", err)
@@ -33,7 +33,7 @@ func engine(t *testing.T, name runtime.EngineName) runtime.Engine {
 
 // run executes one request on the tool in file (with export tool) through
 // the pipeline, as `wasmgate run --js` does.
-func run(t *testing.T, e runtime.Engine, file, tool, payload string, limits runtime.Limits) pipeline.ActionResult {
+func run(t *testing.T, e sandbox.Engine, file, tool, payload string, limits sandbox.Limits) pipeline.ActionResult {
 	t.Helper()
 	if limits.TimeoutMs == 0 {
 		// Only the timeout case depends on the clock: the others must not
@@ -65,7 +65,7 @@ func TestToolForms(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for _, name := range enginetest.JSEngines() {
-				res := run(t, engine(t, name), c.file, c.tool, c.payload, runtime.Limits{})
+				res := run(t, engine(t, name), c.file, c.tool, c.payload, sandbox.Limits{})
 				require.Equal(t, pipeline.StatusSuccess, res.Status, "%s: %s", name, res.Message)
 				assert.JSONEq(t, c.output, string(res.Output), name)
 				assert.Equal(t, audit.Digest(res.Output), *res.OutputDigest, name)
@@ -78,13 +78,13 @@ func TestFactoryGetsTheRequestEnv(t *testing.T) {
 	ctx := context.Background()
 	b, err := jstool.BundleFile(filepath.Join(tools, "factory.js"))
 	require.NoError(t, err)
-	tool, err := jstool.Load(ctx, engine(t, runtime.EngineWazero), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "f", Version: "1.0.0"}})
+	tool, err := jstool.Load(ctx, engine(t, sandbox.EngineWazero), jstool.Spec{Bundle: b, Manifest: sandbox.Manifest{ExecutorID: "f", Version: "1.0.0"}})
 	require.NoError(t, err)
 	in := []byte(`{"q":"x"}`)
 	// A pretty-printed env works: it is passed on as compact JSON.
-	out, err := tool.ExecuteWithEnv(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in)}, []byte("{\n  \"REGION\": \"eu-west\"\n}"))
+	out, err := tool.ExecuteWithEnv(ctx, sandbox.Input{Bytes: in, Digest: audit.DigestBytes(in)}, []byte("{\n  \"REGION\": \"eu-west\"\n}"))
 	require.NoError(t, err)
-	require.Equal(t, runtime.Completed, out.Kind, out.Message)
+	require.Equal(t, sandbox.Completed, out.Kind, out.Message)
 	assert.JSONEq(t, `{"q":"x","region":"eu-west"}`, string(out.Output))
 }
 
@@ -93,7 +93,7 @@ func TestAIPackageTool(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ai")); err != nil {
 		t.Fatalf("the ai package fixture is not installed (make test runs npm ci in %s): %v", dir, err)
 	}
-	res := run(t, engine(t, runtime.EngineWazero), "ai/weather.ts", "weather", `{"location":"Paris"}`, runtime.Limits{})
+	res := run(t, engine(t, sandbox.EngineWazero), "ai/weather.ts", "weather", `{"location":"Paris"}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	assert.JSONEq(t, `{"location":"Paris","temperature":65}`, string(res.Output))
 }
@@ -101,57 +101,57 @@ func TestAIPackageTool(t *testing.T) {
 func TestToolOutcomes(t *testing.T) {
 	cases := []struct {
 		name, file, payload string
-		limits              runtime.Limits
+		limits              sandbox.Limits
 		status              pipeline.Status
 		codes               []pipeline.ReasonCode
 		message             string // the message starts with this
 	}{
-		{"thrown error", "throws.js", `{"reason":"no"}`, runtime.Limits{},
+		{"thrown error", "throws.js", `{"reason":"no"}`, sandbox.Limits{},
 			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException},
 			"Error: cannot do that: no\n    at execute (throws.js:"},
-		{"rejected promise", "rejects.js", `{}`, runtime.Limits{},
+		{"rejected promise", "rejects.js", `{}`, sandbox.Limits{},
 			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException}, "TypeError: async failure"},
-		{"function result", "returns_function.js", `{}`, runtime.Limits{},
+		{"function result", "returns_function.js", `{}`, sandbox.Limits{},
 			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException, pipeline.OutputNotJSON},
 			"output is not JSON: a function at the result"},
-		{"BigInt result", "returns_bigint.js", `{}`, runtime.Limits{},
+		{"BigInt result", "returns_bigint.js", `{}`, sandbox.Limits{},
 			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException, pipeline.OutputNotJSON},
 			`output is not JSON: a bigint at key "big"`},
-		{"cyclic result", "returns_cycle.js", `{}`, runtime.Limits{},
+		{"cyclic result", "returns_cycle.js", `{}`, sandbox.Limits{},
 			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException, pipeline.OutputNotJSON},
 			"output is not JSON: circular reference"},
-		{"promise that never settles", "never_settles.js", `{}`, runtime.Limits{},
+		{"promise that never settles", "never_settles.js", `{}`, sandbox.Limits{},
 			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException},
 			"the tool's promise never settled"},
-		{"endless loop, fuel", "endless.js", `{}`, runtime.Limits{Fuel: 5_000_000},
+		{"endless loop, fuel", "endless.js", `{}`, sandbox.Limits{Fuel: 5_000_000},
 			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, "fuel exhausted"},
-		{"endless loop, time", "endless.js", `{}`, runtime.Limits{Fuel: 1 << 62, TimeoutMs: 200},
+		{"endless loop, time", "endless.js", `{}`, sandbox.Limits{Fuel: 1 << 62, TimeoutMs: 200},
 			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorTimeout}, "timeout_ms elapsed"},
-		{"allocation bomb", "alloc_bomb.js", `{}`, runtime.Limits{MemoryPages: 128},
+		{"allocation bomb", "alloc_bomb.js", `{}`, sandbox.Limits{MemoryPages: 128},
 			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.MemoryExhausted},
 			"InternalError: out of memory"},
-		{"deep recursion", "deep.js", `{"n":100000}`, runtime.Limits{},
+		{"deep recursion", "deep.js", `{"n":100000}`, sandbox.Limits{},
 			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.StackExhausted},
 			"call depth exceeded 1000"},
-		{"a Node builtin used", "uses_fs.js", `{"path":"/etc/passwd"}`, runtime.Limits{},
+		{"a Node builtin used", "uses_fs.js", `{"path":"/etc/passwd"}`, sandbox.Limits{},
 			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException},
 			`Error: Access to this API has been restricted: fs.readFileSync() (wasmgate runs code without network, file system or processes)`},
-		{"a module not bundled", "dynamic_import.js", `{}`, runtime.Limits{},
+		{"a module not bundled", "dynamic_import.js", `{}`, sandbox.Limits{},
 			pipeline.StatusFailed, []pipeline.ReasonCode{pipeline.ExecutorException},
 			`Error: cannot import "fs": a tool can import only what is bundled into it`},
-		{"syntax error", "syntax_error.js", `{}`, runtime.Limits{},
+		{"syntax error", "syntax_error.js", `{}`, sandbox.Limits{},
 			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
 			"executor \"syntax_error\": cannot bundle testdata/tools/syntax_error.js: syntax_error.js:2:10: Expected \"}\" but found \"1\""},
-		{"TypeScript error", "type_error.ts", `{}`, runtime.Limits{},
+		{"TypeScript error", "type_error.ts", `{}`, sandbox.Limits{},
 			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
 			"executor \"type_error\": cannot bundle testdata/tools/type_error.ts: type_error.ts:2:16: Unexpected \";\""},
-		{"import that does not resolve", "unresolved.js", `{}`, runtime.Limits{},
+		{"import that does not resolve", "unresolved.js", `{}`, sandbox.Limits{},
 			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
 			`executor "unresolved": cannot bundle testdata/tools/unresolved.js: unresolved.js:1:24: Could not resolve "./not-there.js"`},
-		{"throws while loading", "throws_on_load.js", `{}`, runtime.Limits{},
+		{"throws while loading", "throws_on_load.js", `{}`, sandbox.Limits{},
 			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
 			`executor "throws_on_load": TOOL_INVALID: testdata/tools/throws_on_load.js: the tool threw while it was loaded: SyntaxError:`},
-		{"no execute", "no_execute.js", `{}`, runtime.Limits{},
+		{"no execute", "no_execute.js", `{}`, sandbox.Limits{},
 			pipeline.StatusBlocked, []pipeline.ReasonCode{pipeline.ExecutorInvalid},
 			`executor "no_execute": TOOL_INVALID: testdata/tools/no_execute.js: the default export is an object with no execute function, not a tool`},
 	}
@@ -170,7 +170,7 @@ func TestToolOutcomes(t *testing.T) {
 }
 
 func TestMissingExportIsToolNotFound(t *testing.T) {
-	res := run(t, engine(t, runtime.EngineWazero), "trim.js", "nope", `{"text":"x"}`, runtime.Limits{})
+	res := run(t, engine(t, sandbox.EngineWazero), "trim.js", "nope", `{"text":"x"}`, sandbox.Limits{})
 	assert.Equal(t, pipeline.StatusBlocked, res.Status)
 	assert.Equal(t, []pipeline.ReasonCode{pipeline.ExecutorInvalid}, res.ReasonCodes)
 	assert.Equal(t, `executor "trim": TOOL_NOT_FOUND: testdata/tools/trim.js: the tool exports no "nope" (nor a default export)`, res.Message)
@@ -178,13 +178,13 @@ func TestMissingExportIsToolNotFound(t *testing.T) {
 	ctx := context.Background()
 	b, err := jstool.BundleFile(filepath.Join(tools, "trim.js"))
 	require.NoError(t, err)
-	_, err = jstool.Load(ctx, engine(t, runtime.EngineWazero), jstool.Spec{Bundle: b, Export: "nope"})
+	_, err = jstool.Load(ctx, engine(t, sandbox.EngineWazero), jstool.Spec{Bundle: b, Export: "nope"})
 	assert.ErrorIs(t, err, jstool.ErrToolNotFound)
-	assert.ErrorIs(t, err, runtime.ErrNotAdmitted)
+	assert.ErrorIs(t, err, sandbox.ErrNotAdmitted)
 }
 
 func TestUndefinedIsNoOutput(t *testing.T) {
-	res := run(t, engine(t, runtime.EngineWazero), "returns_undefined.js", "", `{}`, runtime.Limits{})
+	res := run(t, engine(t, sandbox.EngineWazero), "returns_undefined.js", "", `{}`, sandbox.Limits{})
 	assert.Equal(t, pipeline.StatusSuccess, res.Status)
 	assert.Empty(t, res.ReasonCodes)
 	assert.Nil(t, res.OutputDigest)
@@ -192,8 +192,8 @@ func TestUndefinedIsNoOutput(t *testing.T) {
 }
 
 func TestDeterminismProfile(t *testing.T) {
-	e := engine(t, runtime.EngineWazero)
-	first := run(t, e, "profile.js", "", `{"seed":1}`, runtime.Limits{})
+	e := engine(t, sandbox.EngineWazero)
+	first := run(t, e, "profile.js", "", `{"seed":1}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, first.Status, first.Message)
 	var got struct {
 		Now            string            `json:"now"`
@@ -222,16 +222,16 @@ func TestDeterminismProfile(t *testing.T) {
 	// Math.random is seeded by the input: the same input gives the same
 	// numbers on every run and engine, another input others.
 	for _, name := range enginetest.JSEnginesCompared() {
-		again := run(t, engine(t, name), "profile.js", "", `{"seed":1}`, runtime.Limits{})
+		again := run(t, engine(t, name), "profile.js", "", `{"seed":1}`, sandbox.Limits{})
 		assert.Equal(t, first.Output, again.Output, name)
 		assert.Equal(t, first.FuelUsed, again.FuelUsed, name)
 	}
-	other := run(t, e, "profile.js", "", `{"seed":2}`, runtime.Limits{})
+	other := run(t, e, "profile.js", "", `{"seed":2}`, sandbox.Limits{})
 	assert.NotEqual(t, first.Output, other.Output)
 }
 
 func TestLogIsBounded(t *testing.T) {
-	res := run(t, engine(t, runtime.EngineWazero), "chatty.js", "", `{}`, runtime.Limits{Fuel: 1 << 32})
+	res := run(t, engine(t, sandbox.EngineWazero), "chatty.js", "", `{}`, sandbox.Limits{Fuel: 1 << 32})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	assert.Len(t, res.Log, 65536+len("\n[log truncated at 64 KiB]\n"))
 	assert.True(t, strings.HasPrefix(res.Log, "line 0 xxxx"))
@@ -239,8 +239,8 @@ func TestLogIsBounded(t *testing.T) {
 
 	// An observer sees the same bound: the entries that fit, the last one
 	// cut where the log ends, then the notice.
-	reg, err := pipeline.RegistryForSource(context.Background(), engine(t, runtime.EngineWazero),
-		pipeline.ExecutorSource{JS: filepath.Join(tools, "chatty.js")}, "act", runtime.Limits{Fuel: 1 << 32, TimeoutMs: 120_000}, js.Kind())
+	reg, err := pipeline.RegistryForSource(context.Background(), engine(t, sandbox.EngineWazero),
+		pipeline.ExecutorSource{JS: filepath.Join(tools, "chatty.js")}, "act", sandbox.Limits{Fuel: 1 << 32, TimeoutMs: 120_000}, js.Kind())
 	require.NoError(t, err)
 	var logs []jstool.LogEntry
 	ctx := jstool.WithObserver(context.Background(), jstool.Observer{Log: func(l jstool.LogEntry) { logs = append(logs, l) }})
@@ -259,11 +259,11 @@ func TestLogIsBounded(t *testing.T) {
 }
 
 func TestSidecarManifest(t *testing.T) {
-	res := run(t, engine(t, runtime.EngineWazero), "trim.js", "", `{"text":" a "}`, runtime.Limits{})
+	res := run(t, engine(t, sandbox.EngineWazero), "trim.js", "", `{"text":" a "}`, sandbox.Limits{})
 	assert.Equal(t, "text_trim", res.ExecutorID)
 	assert.Equal(t, "1.2.0", res.ExecutorVersion)
 
-	res = run(t, engine(t, runtime.EngineWazero), "async.mjs", "", `{"n":1}`, runtime.Limits{})
+	res = run(t, engine(t, sandbox.EngineWazero), "async.mjs", "", `{"n":1}`, sandbox.Limits{})
 	assert.Equal(t, "async", res.ExecutorID)
 	assert.Equal(t, "0.0.0", res.ExecutorVersion)
 }
@@ -273,12 +273,12 @@ func TestSidecarManifest(t *testing.T) {
 func TestExecutionsAreIsolated(t *testing.T) {
 	ctx := context.Background()
 	src := `export function execute() { globalThis.count = (globalThis.count ?? 0) + 1; return globalThis.count; }`
-	tool, err := jstool.Load(ctx, engine(t, runtime.EngineWazero), jstool.Spec{
-		Bundle: jstool.Bundle{Source: []byte(src), Entry: "count.js"}, Manifest: runtime.Manifest{ExecutorID: "count", Version: "1.0.0"}})
+	tool, err := jstool.Load(ctx, engine(t, sandbox.EngineWazero), jstool.Spec{
+		Bundle: jstool.Bundle{Source: []byte(src), Entry: "count.js"}, Manifest: sandbox.Manifest{ExecutorID: "count", Version: "1.0.0"}})
 	require.NoError(t, err)
 	in := []byte(`{}`)
 	for range 3 {
-		out, err := tool.Execute(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in)})
+		out, err := tool.Execute(ctx, sandbox.Input{Bytes: in, Digest: audit.DigestBytes(in)})
 		require.NoError(t, err)
 		assert.Equal(t, "1", string(out.Output))
 	}
@@ -286,7 +286,7 @@ func TestExecutionsAreIsolated(t *testing.T) {
 
 func TestModuleDigestCoversEngineToolAndExport(t *testing.T) {
 	ctx := context.Background()
-	e := engine(t, runtime.EngineWazero)
+	e := engine(t, sandbox.EngineWazero)
 	load := func(src, export string) string {
 		tool, err := jstool.Load(ctx, e, jstool.Spec{Bundle: jstool.Bundle{Source: []byte(src), Entry: "t.js"}, Export: export})
 		require.NoError(t, err)
@@ -303,9 +303,9 @@ func TestModuleDigestCoversEngineToolAndExport(t *testing.T) {
 // and the exception's code and recoverable flag, and observing changes
 // nothing in the execution.
 func TestObserver(t *testing.T) {
-	e := engine(t, runtime.EngineWazero)
+	e := engine(t, sandbox.EngineWazero)
 	reg, err := pipeline.RegistryForSource(context.Background(), e,
-		pipeline.ExecutorSource{JS: filepath.Join(tools, "coded_error.js")}, "act", runtime.Limits{TimeoutMs: 120_000}, js.Kind())
+		pipeline.ExecutorSource{JS: filepath.Join(tools, "coded_error.js")}, "act", sandbox.Limits{TimeoutMs: 120_000}, js.Kind())
 	require.NoError(t, err)
 	p := pipeline.New(reg, audit.NewMemorySink())
 	execute := func(ctx context.Context, payload string) pipeline.ActionResult {

@@ -12,10 +12,10 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // webTool is a fixture of the web globals' tests (testdata/web), relative
@@ -42,7 +42,7 @@ func webPackages(t *testing.T) {
 // converting headings (which read RegExp.$1) and undici loading.
 func TestWebGlobalsMatchNode(t *testing.T) {
 	testenv.GuestOnly(t)
-	e := engine(t, runtime.EngineWazero)
+	e := engine(t, sandbox.EngineWazero)
 	for _, c := range []struct {
 		file     string
 		packages bool
@@ -61,7 +61,7 @@ func TestWebGlobalsMatchNode(t *testing.T) {
 			if c.packages {
 				webPackages(t)
 			}
-			res := run(t, e, webTool(c.file), "", `{}`, runtime.Limits{})
+			res := run(t, e, webTool(c.file), "", `{}`, sandbox.Limits{})
 			require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 			want := runNode(t, webTool(c.file), `{}`)
 			assert.JSONEq(t, string(want), string(res.Output))
@@ -76,15 +76,15 @@ func TestWebMessagingIsDeterministicOnEveryEngine(t *testing.T) {
 	for _, file := range []string{"order.mjs", "clone.mjs"} {
 		b, err := jstool.BundleFile(filepath.Join("testdata", "web", file))
 		require.NoError(t, err)
-		var first runtime.Outcome
+		var first sandbox.Outcome
 		for _, name := range enginetest.JSEnginesCompared() {
-			tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "web", Version: "1.0.0"}})
+			tool, err := jstool.Load(ctx, engine(t, name), jstool.Spec{Bundle: b, Manifest: sandbox.Manifest{ExecutorID: "web", Version: "1.0.0"}})
 			require.NoError(t, err, name)
 			for range 2 {
 				in := []byte(`{}`)
-				out, err := tool.Execute(ctx, runtime.Input{Bytes: in, Digest: audit.DigestBytes(in), Limits: runtime.Limits{TimeoutMs: 120_000, Fuel: 5_000_000_000}})
+				out, err := tool.Execute(ctx, sandbox.Input{Bytes: in, Digest: audit.DigestBytes(in), Limits: sandbox.Limits{TimeoutMs: 120_000, Fuel: 5_000_000_000}})
 				require.NoError(t, err, name)
-				require.Equal(t, runtime.Completed, out.Kind, "%s: %s", name, out.Message)
+				require.Equal(t, sandbox.Completed, out.Kind, "%s: %s", name, out.Message)
 				if first.Output == nil {
 					first = out
 					continue
@@ -101,7 +101,7 @@ func TestWebMessagingIsDeterministicOnEveryEngine(t *testing.T) {
 // connection error.
 func TestUndiciRefusesAsNetDoes(t *testing.T) {
 	webPackages(t)
-	res := run(t, engine(t, runtime.EngineWazero), webTool("undici.mjs"), "", `{"call":true}`, runtime.Limits{})
+	res := run(t, engine(t, sandbox.EngineWazero), webTool("undici.mjs"), "", `{"call":true}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	var out struct {
 		Request []string `json:"request"`

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // TestJSONParseErrorsAreNodes: JSON.parse refuses what node refuses with
@@ -19,7 +19,7 @@ import (
 // generator, non-string arguments, a reviver's own SyntaxError (left as
 // thrown) and an argument whose toString is called once.
 func TestJSONParseErrorsAreNodes(t *testing.T) {
-	res := run(t, engine(t, runtime.EngineWazero), webTool("json_parse.mjs"), "", `{}`, runtime.Limits{})
+	res := run(t, engine(t, sandbox.EngineWazero), webTool("json_parse.mjs"), "", `{}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	want := runNode(t, webTool("json_parse.mjs"), `{}`)
 	assert.JSONEq(t, string(want), string(res.Output))
@@ -43,7 +43,7 @@ func TestJSONParseWrapperOnlyWhereNamed(t *testing.T) {
 // top-level name two modules share (APIError2, helper2) and the globals
 // whose modules collide (DOMException2, AbortController2).
 func TestNamesAreTheSources(t *testing.T) {
-	res := run(t, engine(t, runtime.EngineWazero), webTool("names.mjs"), "", `{}`, runtime.Limits{})
+	res := run(t, engine(t, sandbox.EngineWazero), webTool("names.mjs"), "", `{}`, sandbox.Limits{})
 	require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 	want := runNode(t, webTool("names.mjs"), `{}`)
 	assert.JSONEq(t, string(want), string(res.Output))

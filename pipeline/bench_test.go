@@ -9,18 +9,18 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/nativesum"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
-func benchPipelines(b *testing.B, engineName runtime.EngineName, sink audit.Sink) (native, wasm *pipeline.Pipeline) {
-	return benchPipelinesWith(b, runtime.NewConfig().WithEngine(engineName), sink)
+func benchPipelines(b *testing.B, engineName sandbox.EngineName, sink audit.Sink) (native, wasm *pipeline.Pipeline) {
+	return benchPipelinesWith(b, sandbox.NewConfig().WithEngine(engineName), sink)
 }
 
-func benchPipelinesWith(b *testing.B, cfg runtime.Config, sink audit.Sink) (native, wasm *pipeline.Pipeline) {
+func benchPipelinesWith(b *testing.B, cfg sandbox.Config, sink audit.Sink) (native, wasm *pipeline.Pipeline) {
 	b.Helper()
 	ctx := context.Background()
-	engine, err := runtime.NewEngine(ctx, cfg)
+	engine, err := sandbox.NewEngine(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func benchPipelinesWith(b *testing.B, cfg runtime.Config, sink audit.Sink) (nati
 	if err != nil {
 		b.Fatal(err)
 	}
-	we, err := pipeline.LoadWasm(ctx, engine, mod, runtime.Manifest{})
+	we, err := pipeline.LoadWasm(ctx, engine, mod, sandbox.Manifest{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func runBench(b *testing.B, p *pipeline.Pipeline) {
 // each record durable (write + fsync) as a real deployment does.
 func BenchmarkPipeline(b *testing.B) {
 	for _, audited := range []string{"memory-audit", "file-audit"} {
-		for _, engine := range runtime.Engines() {
+		for _, engine := range sandbox.Engines() {
 			newSink := func(b *testing.B) audit.Sink {
 				if audited == "memory-audit" {
 					return audit.NewMemorySink()
@@ -84,7 +84,7 @@ func BenchmarkPipeline(b *testing.B) {
 				return s
 			}
 			b.Run(audited+"/native", func(b *testing.B) {
-				if engine != runtime.EngineWazero {
+				if engine != sandbox.EngineWazero {
 					b.Skip("the native baseline does not depend on the engine")
 				}
 				native, _ := benchPipelines(b, engine, newSink(b))
@@ -94,11 +94,11 @@ func BenchmarkPipeline(b *testing.B) {
 				_, wasm := benchPipelines(b, engine, newSink(b))
 				runBench(b, wasm)
 			})
-			if engine == runtime.EngineWazero {
+			if engine == sandbox.EngineWazero {
 				// Every execution on a freshly instantiated instance: what
 				// recycling (runtime/recycle.go) is measured against.
 				b.Run(audited+"/wasm-wazero-fresh", func(b *testing.B) {
-					_, wasm := benchPipelinesWith(b, runtime.NewConfig().WithoutRecycling(), newSink(b))
+					_, wasm := benchPipelinesWith(b, sandbox.NewConfig().WithoutRecycling(), newSink(b))
 					runBench(b, wasm)
 				})
 			}
@@ -111,7 +111,7 @@ func BenchmarkPipeline(b *testing.B) {
 // it (for Wasm: a fresh instance, four ABI calls, the output copy).
 func BenchmarkExecutorOnly(b *testing.B) {
 	ctx := context.Background()
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func BenchmarkExecutorOnly(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	we, err := pipeline.LoadWasm(ctx, engine, mod, runtime.Manifest{})
+	we, err := pipeline.LoadWasm(ctx, engine, mod, sandbox.Manifest{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func BenchmarkExecutorOnly(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := runtime.Input{Bytes: canon.Bytes, Digest: audit.DigestBytes(canon.Bytes), Limits: we.Manifest().Limits}
+	in := sandbox.Input{Bytes: canon.Bytes, Digest: audit.DigestBytes(canon.Bytes), Limits: we.Manifest().Limits}
 	for _, e := range []struct {
 		name string
 		exec pipeline.Executor
@@ -137,7 +137,7 @@ func BenchmarkExecutorOnly(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				out, err := e.exec.Execute(ctx, in)
-				if err != nil || out.Kind != runtime.Completed {
+				if err != nil || out.Kind != sandbox.Completed {
 					b.Fatal(err, out.Message)
 				}
 			}

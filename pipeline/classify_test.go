@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // Classify is the one table fronts map from: every verdict the pipeline
@@ -80,14 +80,14 @@ func (f *failingAfter) Append(ctx context.Context, r audit.Record) (audit.Record
 // message quotes the executor, set by the pipeline, in both results modes;
 // none of them reaches the JSON form or the audit record.
 func TestVerdictCarriesItsClassification(t *testing.T) {
-	notATool := &runtime.Outcome{Kind: runtime.Failed, Message: "TOOL_INVALID: the factory returned 3", Invalid: true}
-	threw := &runtime.Outcome{Kind: runtime.Failed, Message: "Error: boom"}
-	deepOutput := &runtime.Outcome{Kind: runtime.Completed, Output: []byte(strings.Repeat("[", 11) + strings.Repeat("]", 11))}
+	notATool := &sandbox.Outcome{Kind: sandbox.Failed, Message: "TOOL_INVALID: the factory returned 3", Invalid: true}
+	threw := &sandbox.Outcome{Kind: sandbox.Failed, Message: "Error: boom"}
+	deepOutput := &sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(strings.Repeat("[", 11) + strings.Repeat("]", 11))}
 	cases := []struct {
 		name      string
 		action    string
 		payload   string
-		outcome   *runtime.Outcome
+		outcome   *sandbox.Outcome
 		sinkTake  int // records the sink takes before failing; -1: all
 		stage     Stage
 		kind      FailureKind
@@ -113,7 +113,7 @@ func TestVerdictCarriesItsClassification(t *testing.T) {
 				reg := NewRegistry()
 				require.NoError(t, reg.AddExecutor("text_upper", exec))
 				require.NoError(t, reg.AddUnadmitted("missing_export", ToolNotFound(&jstool.LoadError{Tool: "tool.js", Code: jstool.ErrToolNotFound, Msg: `no export "nope"`})))
-				require.NoError(t, reg.AddUnadmitted("refused", fmt.Errorf("%w: imports env.f", runtime.ErrNotAdmitted)))
+				require.NoError(t, reg.AddUnadmitted("refused", fmt.Errorf("%w: imports env.f", sandbox.ErrNotAdmitted)))
 				for _, a := range []string{"upper", "missing_export", "refused"} {
 					id := a
 					if a == "upper" {

@@ -16,12 +16,12 @@ import (
 	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/replay"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // The cross-engine suite: every fixture in testdata/, every form of JS tool
@@ -58,7 +58,7 @@ func timedOut(payload string) crossRequest { return blocked(payload, pipeline.Ex
 type crossCase struct {
 	name     string
 	src      pipeline.ExecutorSource
-	limits   runtime.Limits
+	limits   sandbox.Limits
 	requests []crossRequest
 }
 
@@ -83,92 +83,92 @@ func crossCases() []crossCase {
 	manyNumbers := `{"numbers":[` + strings.Join(numbers, ",") + `]}`
 	return []crossCase{
 		// ABI v1 in WAT and C, strict profile.
-		{"echo", wasmFixture("echo.wasm"), runtime.Limits{}, []crossRequest{
+		{"echo", wasmFixture("echo.wasm"), sandbox.Limits{}, []crossRequest{
 			success(`{"b":[1,2.5,"x"],"a":null}`), success(`"just a string"`), success(`null`)}},
-		{"echo output limit", wasmFixture("echo.wasm"), runtime.Limits{MaxOutputBytes: 3}, []crossRequest{
+		{"echo output limit", wasmFixture("echo.wasm"), sandbox.Limits{MaxOutputBytes: 3}, []crossRequest{
 			overLimit(`{"a":1}`, pipeline.OutputTooLarge)}},
-		{"upper", wasmFixture("upper.wasm"), runtime.Limits{}, []crossRequest{
+		{"upper", wasmFixture("upper.wasm"), sandbox.Limits{}, []crossRequest{
 			success(`{"text":"héllo \"q\" w"}`), failure(`{"nope":5}`)}},
-		{"sum", wasmFixture("sum.wasm"), runtime.Limits{}, []crossRequest{
+		{"sum", wasmFixture("sum.wasm"), sandbox.Limits{}, []crossRequest{
 			success(`{"numbers":[1,-2,40]}`), failure(`{"numbers":[1.5]}`)}},
-		{"sort (C)", wasmFixture("sort.wasm"), runtime.Limits{MaxListItems: 10000}, []crossRequest{
+		{"sort (C)", wasmFixture("sort.wasm"), sandbox.Limits{MaxListItems: 10000}, []crossRequest{
 			success(`{"numbers":[3,-1,2]}`), success(`{"numbers":[]}`), success(manyNumbers)}},
-		{"floats (C)", wasmFixture("floats.wasm"), runtime.Limits{}, []crossRequest{
+		{"floats (C)", wasmFixture("floats.wasm"), sandbox.Limits{}, []crossRequest{
 			success(`{"count":300,"seed":11}`), success(`{"count":1000,"seed":3}`)}},
-		{"noout", wasmFixture("noout.wasm"), runtime.Limits{}, []crossRequest{success(`{}`)}},
-		{"notjson", wasmFixture("notjson.wasm"), runtime.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
-		{"fail", wasmFixture("fail.wasm"), runtime.Limits{}, []crossRequest{failure(`{}`)}},
-		{"trap", wasmFixture("trap.wasm"), runtime.Limits{}, []crossRequest{failure(`{}`)}},
-		{"spin", wasmFixture("spin.wasm"), runtime.Limits{}, []crossRequest{success(`{"n":12345}`)}},
-		{"tablegrow", wasmFixture("tablegrow.wasm"), runtime.Limits{}, []crossRequest{success(`{}`)}},
+		{"noout", wasmFixture("noout.wasm"), sandbox.Limits{}, []crossRequest{success(`{}`)}},
+		{"notjson", wasmFixture("notjson.wasm"), sandbox.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
+		{"fail", wasmFixture("fail.wasm"), sandbox.Limits{}, []crossRequest{failure(`{}`)}},
+		{"trap", wasmFixture("trap.wasm"), sandbox.Limits{}, []crossRequest{failure(`{}`)}},
+		{"spin", wasmFixture("spin.wasm"), sandbox.Limits{}, []crossRequest{success(`{"n":12345}`)}},
+		{"tablegrow", wasmFixture("tablegrow.wasm"), sandbox.Limits{}, []crossRequest{success(`{}`)}},
 		// The virtual WASI: a Go command and ABI v1 over WASI imports.
-		{"textstats (Go)", wasmFixture("textstats.wasm"), runtime.Limits{}, []crossRequest{
+		{"textstats (Go)", wasmFixture("textstats.wasm"), sandbox.Limits{}, []crossRequest{
 			success(`{"text":"héllo big world"}`), failure(`{"nope":1}`)}},
-		{"wasi_abi", wasmFixture("wasi_abi.wasm"), runtime.Limits{}, []crossRequest{
+		{"wasi_abi", wasmFixture("wasi_abi.wasm"), sandbox.Limits{}, []crossRequest{
 			success(`{}`), success(`{"seed":1}`), success(`{"seed":2}`)}},
 		// Hostile guests.
-		{"loop, fuel", wasmFixture("loop.wasm"), runtime.Limits{}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
-		{"loop, time", wasmFixture("loop.wasm"), runtime.Limits{Fuel: endless, TimeoutMs: 100}, []crossRequest{timedOut(`{}`)}},
-		{"startloop, fuel", wasmFixture("startloop.wasm"), runtime.Limits{Fuel: 1000}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
-		{"startloop, time", wasmFixture("startloop.wasm"), runtime.Limits{Fuel: endless, TimeoutMs: 100}, []crossRequest{timedOut(`{}`)}},
-		{"recurse", wasmFixture("recurse.wasm"), runtime.Limits{}, []crossRequest{overLimit(`{}`, pipeline.StackExhausted)}},
-		{"grow", wasmFixture("grow.wasm"), runtime.Limits{MemoryPages: 8}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
-		{"grow, manifest limit", wasmFixture("grow.wasm"), runtime.Limits{}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
-		{"bigout", wasmFixture("bigout.wasm"), runtime.Limits{MaxOutputBytes: 65536}, []crossRequest{overLimit(`{}`, pipeline.OutputTooLarge)}},
-		{"bigout, room", wasmFixture("bigout.wasm"), runtime.Limits{MaxOutputBytes: 2 << 20, MaxPayloadBytes: 2 << 20}, []crossRequest{success(`{}`)}},
-		{"memory below the module's minimum", wasmFixture("textstats.wasm"), runtime.Limits{MemoryPages: 2}, []crossRequest{overLimit(`{"text":"x"}`, pipeline.MemoryExhausted)}},
-		{"tables beyond memory_pages at the start", wasmFixture("tablegrow.wasm"), runtime.Limits{MemoryPages: 1}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
-		{"tablegrow, room", wasmFixture("tablegrow.wasm"), runtime.Limits{MemoryPages: 600}, []crossRequest{success(`{}`)}},
-		{"tablefill", wasmFixture("tablefill.wasm"), runtime.Limits{}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
-		{"tablefill, fuel", wasmFixture("tablefill.wasm"), runtime.Limits{MemoryPages: 65536, Fuel: 5_000_000}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
+		{"loop, fuel", wasmFixture("loop.wasm"), sandbox.Limits{}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
+		{"loop, time", wasmFixture("loop.wasm"), sandbox.Limits{Fuel: endless, TimeoutMs: 100}, []crossRequest{timedOut(`{}`)}},
+		{"startloop, fuel", wasmFixture("startloop.wasm"), sandbox.Limits{Fuel: 1000}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
+		{"startloop, time", wasmFixture("startloop.wasm"), sandbox.Limits{Fuel: endless, TimeoutMs: 100}, []crossRequest{timedOut(`{}`)}},
+		{"recurse", wasmFixture("recurse.wasm"), sandbox.Limits{}, []crossRequest{overLimit(`{}`, pipeline.StackExhausted)}},
+		{"grow", wasmFixture("grow.wasm"), sandbox.Limits{MemoryPages: 8}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
+		{"grow, manifest limit", wasmFixture("grow.wasm"), sandbox.Limits{}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
+		{"bigout", wasmFixture("bigout.wasm"), sandbox.Limits{MaxOutputBytes: 65536}, []crossRequest{overLimit(`{}`, pipeline.OutputTooLarge)}},
+		{"bigout, room", wasmFixture("bigout.wasm"), sandbox.Limits{MaxOutputBytes: 2 << 20, MaxPayloadBytes: 2 << 20}, []crossRequest{success(`{}`)}},
+		{"memory below the module's minimum", wasmFixture("textstats.wasm"), sandbox.Limits{MemoryPages: 2}, []crossRequest{overLimit(`{"text":"x"}`, pipeline.MemoryExhausted)}},
+		{"tables beyond memory_pages at the start", wasmFixture("tablegrow.wasm"), sandbox.Limits{MemoryPages: 1}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
+		{"tablegrow, room", wasmFixture("tablegrow.wasm"), sandbox.Limits{MemoryPages: 600}, []crossRequest{success(`{}`)}},
+		{"tablefill", wasmFixture("tablefill.wasm"), sandbox.Limits{}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
+		{"tablefill, fuel", wasmFixture("tablefill.wasm"), sandbox.Limits{MemoryPages: 65536, Fuel: 5_000_000}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
 		// Refused by admission, the same on every engine.
-		{"refused: env import", wasmFixture("refused/env_import.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
-		{"refused: shared memory", wasmFixture("refused/shared_memory.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
-		{"refused: missing export", wasmFixture("refused/missing_export.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
-		{"refused: WASI and env", wasmFixture("refused/wasi_and_env.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
-		{"refused: bad manifest", wasmFixture("refused/bad_manifest.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
-		{"refused: big tables", wasmFixture("refused/big_tables.wasm"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
-		{"no manifest", wasmFixture("nomanifest.wasm"), runtime.Limits{}, []crossRequest{success(`{"a":[1,2]}`)}},
+		{"refused: env import", wasmFixture("refused/env_import.wasm"), sandbox.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: shared memory", wasmFixture("refused/shared_memory.wasm"), sandbox.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: missing export", wasmFixture("refused/missing_export.wasm"), sandbox.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: WASI and env", wasmFixture("refused/wasi_and_env.wasm"), sandbox.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: bad manifest", wasmFixture("refused/bad_manifest.wasm"), sandbox.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"refused: big tables", wasmFixture("refused/big_tables.wasm"), sandbox.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"no manifest", wasmFixture("nomanifest.wasm"), sandbox.Limits{}, []crossRequest{success(`{"a":[1,2]}`)}},
 
 		// JS tools, every form, from the snapshot taken after loading.
-		{"js: trim", jsTool("trim.js", ""), runtime.Limits{}, []crossRequest{success(`{"text":"  hi  "}`), success(`{"text":""}`)}},
-		{"js: async", jsTool("async.mjs", ""), runtime.Limits{}, []crossRequest{success(`{"n":21}`)}},
-		{"js: TypeScript, top-level await", jsTool("typed.ts", ""), runtime.Limits{}, []crossRequest{success(`{"words":["a","abc","ab"]}`)}},
-		{"js: default object", jsTool("default_object.js", ""), runtime.Limits{}, []crossRequest{success(`{"name":"ann"}`)}},
-		{"js: factory", jsTool("factory.js", ""), runtime.Limits{}, []crossRequest{success(`{"q":"x"}`)}},
-		{"js: pkg[name]", jsTool("package_shape.js", "upper"), runtime.Limits{}, []crossRequest{success(`{"s":"Ab"}`)}},
-		{"js: pkg.default[name]", jsTool("package_shape.js", "lower"), runtime.Limits{}, []crossRequest{success(`{"s":"Ab"}`)}},
-		{"js: pkg.default", jsTool("package_shape.js", "missing"), runtime.Limits{}, []crossRequest{success(`{"s":"Ab"}`)}},
-		{"js: determinism profile", jsTool("profile.js", ""), runtime.Limits{}, []crossRequest{success(`{"seed":1}`), success(`{"seed":2}`)}},
-		{"js: undefined", jsTool("returns_undefined.js", ""), runtime.Limits{}, []crossRequest{success(`{}`)}},
-		{"js: chatty", jsTool("chatty.js", ""), runtime.Limits{Fuel: 1 << 32}, []crossRequest{success(`{}`)}},
-		{"js: ai package tool", jsTool("ai/weather.ts", "weather"), runtime.Limits{}, []crossRequest{success(`{"location":"Paris"}`)}},
-		{"js: slugify", pipeline.ExecutorSource{JS: filepath.Join("..", "guests", "js", "slugify.ts")}, runtime.Limits{}, []crossRequest{
+		{"js: trim", jsTool("trim.js", ""), sandbox.Limits{}, []crossRequest{success(`{"text":"  hi  "}`), success(`{"text":""}`)}},
+		{"js: async", jsTool("async.mjs", ""), sandbox.Limits{}, []crossRequest{success(`{"n":21}`)}},
+		{"js: TypeScript, top-level await", jsTool("typed.ts", ""), sandbox.Limits{}, []crossRequest{success(`{"words":["a","abc","ab"]}`)}},
+		{"js: default object", jsTool("default_object.js", ""), sandbox.Limits{}, []crossRequest{success(`{"name":"ann"}`)}},
+		{"js: factory", jsTool("factory.js", ""), sandbox.Limits{}, []crossRequest{success(`{"q":"x"}`)}},
+		{"js: pkg[name]", jsTool("package_shape.js", "upper"), sandbox.Limits{}, []crossRequest{success(`{"s":"Ab"}`)}},
+		{"js: pkg.default[name]", jsTool("package_shape.js", "lower"), sandbox.Limits{}, []crossRequest{success(`{"s":"Ab"}`)}},
+		{"js: pkg.default", jsTool("package_shape.js", "missing"), sandbox.Limits{}, []crossRequest{success(`{"s":"Ab"}`)}},
+		{"js: determinism profile", jsTool("profile.js", ""), sandbox.Limits{}, []crossRequest{success(`{"seed":1}`), success(`{"seed":2}`)}},
+		{"js: undefined", jsTool("returns_undefined.js", ""), sandbox.Limits{}, []crossRequest{success(`{}`)}},
+		{"js: chatty", jsTool("chatty.js", ""), sandbox.Limits{Fuel: 1 << 32}, []crossRequest{success(`{}`)}},
+		{"js: ai package tool", jsTool("ai/weather.ts", "weather"), sandbox.Limits{}, []crossRequest{success(`{"location":"Paris"}`)}},
+		{"js: slugify", pipeline.ExecutorSource{JS: filepath.Join("..", "guests", "js", "slugify.ts")}, sandbox.Limits{}, []crossRequest{
 			success(`{"title":"The Art of Governed Execution"}`), success(`{"title":"Crème brûlée, à la carte","maxLength":12}`),
 			// Its manifest's input schema refuses a title that is not a
 			// string before the tool could throw on it.
 			blocked(`{"title":42}`, pipeline.InputSchemaInvalid)}},
-		{"js: throws", jsTool("throws.js", ""), runtime.Limits{}, []crossRequest{failure(`{"reason":"no"}`)}},
-		{"js: rejects", jsTool("rejects.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`)}},
-		{"js: returns a function", jsTool("returns_function.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
-		{"js: returns a BigInt", jsTool("returns_bigint.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
-		{"js: returns a cycle", jsTool("returns_cycle.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
-		{"js: never settles", jsTool("never_settles.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`)}},
-		{"js: uses fs", jsTool("uses_fs.js", ""), runtime.Limits{}, []crossRequest{failure(`{"path":"/etc/passwd"}`)}},
-		{"js: dynamic import", jsTool("dynamic_import.js", ""), runtime.Limits{}, []crossRequest{failure(`{}`)}},
-		{"js: endless, fuel", jsTool("endless.js", ""), runtime.Limits{Fuel: 5_000_000}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
-		{"js: endless, time", jsTool("endless.js", ""), runtime.Limits{Fuel: endless, TimeoutMs: 200}, []crossRequest{timedOut(`{}`)}},
-		{"js: allocation bomb", jsTool("alloc_bomb.js", ""), runtime.Limits{MemoryPages: 128}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
-		{"js: deep recursion", jsTool("deep.js", ""), runtime.Limits{}, []crossRequest{success(`{"n":50}`), overLimit(`{"n":100000}`, pipeline.StackExhausted)}},
-		{"js: output limit", jsTool("trim.js", ""), runtime.Limits{MaxOutputBytes: 8}, []crossRequest{overLimit(`{"text":"  a longer text  "}`, pipeline.OutputTooLarge)}},
-		{"js: throws while loading", jsTool("throws_on_load.js", ""), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
-		{"js: no execute", jsTool("no_execute.js", ""), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
-		{"js: export not found", jsTool("trim.js", "nope"), runtime.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"js: throws", jsTool("throws.js", ""), sandbox.Limits{}, []crossRequest{failure(`{"reason":"no"}`)}},
+		{"js: rejects", jsTool("rejects.js", ""), sandbox.Limits{}, []crossRequest{failure(`{}`)}},
+		{"js: returns a function", jsTool("returns_function.js", ""), sandbox.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
+		{"js: returns a BigInt", jsTool("returns_bigint.js", ""), sandbox.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
+		{"js: returns a cycle", jsTool("returns_cycle.js", ""), sandbox.Limits{}, []crossRequest{failure(`{}`, pipeline.OutputNotJSON)}},
+		{"js: never settles", jsTool("never_settles.js", ""), sandbox.Limits{}, []crossRequest{failure(`{}`)}},
+		{"js: uses fs", jsTool("uses_fs.js", ""), sandbox.Limits{}, []crossRequest{failure(`{"path":"/etc/passwd"}`)}},
+		{"js: dynamic import", jsTool("dynamic_import.js", ""), sandbox.Limits{}, []crossRequest{failure(`{}`)}},
+		{"js: endless, fuel", jsTool("endless.js", ""), sandbox.Limits{Fuel: 5_000_000}, []crossRequest{overLimit(`{}`, pipeline.FuelExhausted)}},
+		{"js: endless, time", jsTool("endless.js", ""), sandbox.Limits{Fuel: endless, TimeoutMs: 200}, []crossRequest{timedOut(`{}`)}},
+		{"js: allocation bomb", jsTool("alloc_bomb.js", ""), sandbox.Limits{MemoryPages: 128}, []crossRequest{overLimit(`{}`, pipeline.MemoryExhausted)}},
+		{"js: deep recursion", jsTool("deep.js", ""), sandbox.Limits{}, []crossRequest{success(`{"n":50}`), overLimit(`{"n":100000}`, pipeline.StackExhausted)}},
+		{"js: output limit", jsTool("trim.js", ""), sandbox.Limits{MaxOutputBytes: 8}, []crossRequest{overLimit(`{"text":"  a longer text  "}`, pipeline.OutputTooLarge)}},
+		{"js: throws while loading", jsTool("throws_on_load.js", ""), sandbox.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"js: no execute", jsTool("no_execute.js", ""), sandbox.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
+		{"js: export not found", jsTool("trim.js", "nope"), sandbox.Limits{}, []crossRequest{blocked(`{}`, pipeline.ExecutorInvalid)}},
 	}
 }
 
 func TestCrossEngine(t *testing.T) {
-	require.Len(t, runtime.Engines(), 3, "wazero, wazero-interp and wasmtime")
+	require.Len(t, sandbox.Engines(), 3, "wazero, wazero-interp and wasmtime")
 	// Loading a tool is bounded by the clock as well as by fuel. On the
 	// interpreter, with every case running at once on a loaded machine,
 	// the ai package's bundle took more than the minute LoadLimits gives
@@ -195,9 +195,9 @@ func TestCrossEngine(t *testing.T) {
 				corpus = append(corpus, replay.Request{Request: pipeline.ActionRequest{Action: "x", Payload: json.RawMessage(r.payload)}})
 			}
 			var runtimes []*wasmgate.Runtime
-			for _, name := range runtime.Engines() {
+			for _, name := range sandbox.Engines() {
 				rt, err := wasmgate.New(ctx, wasmgate.WithEngine(name), wasmgate.WithCompilationCacheDir(cache),
-					wasmgate.WithRegistry(func(ctx context.Context, e runtime.Engine) (*pipeline.Registry, error) {
+					wasmgate.WithRegistry(func(ctx context.Context, e sandbox.Engine) (*pipeline.Registry, error) {
 						return pipeline.RegistryForSource(ctx, e, c.src, "x", limits, js.Kind())
 					}))
 				require.NoError(t, err)
@@ -241,15 +241,15 @@ func TestCrossEngineToolscript(t *testing.T) {
 		{"loop.ts", "registry.json"},
 	}
 	type result struct {
-		Kind     runtime.OutcomeKind
+		Kind     sandbox.OutcomeKind
 		Output   string
 		FuelUsed uint64
 		Calls    []string
 	}
-	require.Len(t, runtime.Engines(), 3, "wazero, wazero-interp and wasmtime")
+	require.Len(t, sandbox.Engines(), 3, "wazero, wazero-interp and wasmtime")
 	for _, s := range scripts {
 		t.Run(s.script, func(t *testing.T) {
-			results := map[runtime.EngineName]result{}
+			results := map[sandbox.EngineName]result{}
 			for _, e := range enginetest.All(t) {
 				reg, err := pipeline.LoadRegistry(ctx, filepath.Join("..", "testdata", s.registry), e, js.Kind())
 				require.NoError(t, err)
@@ -258,7 +258,7 @@ func TestCrossEngineToolscript(t *testing.T) {
 				p := pipeline.New(reg, audit.NewMemorySink())
 				var calls []string
 				out, err := jstool.RunScript(ctx, e, bundle, jstool.ScriptOptions{
-					Limits: runtime.Limits{Fuel: 100_000_000},
+					Limits: sandbox.Limits{Fuel: 100_000_000},
 					Call: func(ctx context.Context, action string, params json.RawMessage) (jstool.ToolCallResult, error) {
 						res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: params, TraceID: replay.TraceID(len(calls) + 1)})
 						if err != nil {
@@ -279,7 +279,7 @@ func TestCrossEngineToolscript(t *testing.T) {
 				require.NoError(t, err)
 				results[e.Name()] = result{out.Kind, string(out.Output), out.FuelUsed, calls}
 			}
-			want := results[runtime.EngineWazero]
+			want := results[sandbox.EngineWazero]
 			t.Logf("%s: %s %s fuel %d, calls %q", s.script, want.Kind, want.Output, want.FuelUsed, want.Calls)
 			for name, got := range results {
 				assert.Equal(t, want, got, "%s on %s", s.script, name)

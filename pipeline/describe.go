@@ -1,6 +1,6 @@
 package pipeline
 
-import "github.com/wasmgate/wasmgate/runtime"
+import "github.com/wasmgate/wasmgate/internal/sandbox"
 
 // ActionManifest is the manifest of the executor serving action: what a
 // tool listing shows of it (title, description, schemas). It reports
@@ -8,14 +8,14 @@ import "github.com/wasmgate/wasmgate/runtime"
 // Problems): the action is not registered, its executor is missing or
 // refused, its schemas do not compile, or its route's requirements are not
 // met. The manifest is then what is known of the executor, if anything.
-func (r *Registry) ActionManifest(action string) (runtime.Manifest, bool) {
+func (r *Registry) ActionManifest(action string) (sandbox.Manifest, bool) {
 	route, ok := r.actions[action]
 	if !ok {
-		return runtime.Manifest{}, false
+		return sandbox.Manifest{}, false
 	}
 	slot, ok := r.executors[route.Executor]
 	if !ok || slot.exec == nil {
-		return runtime.Manifest{ExecutorID: route.Executor}, false
+		return sandbox.Manifest{ExecutorID: route.Executor}, false
 	}
 	_, _, _, ref := r.resolve(action)
 	return slot.exec.Manifest(), ref == nil
@@ -23,7 +23,7 @@ func (r *Registry) ActionManifest(action string) (runtime.Manifest, bool) {
 
 // ActionManifest is the manifest of the executor serving action; see
 // Registry.ActionManifest.
-func (p *Pipeline) ActionManifest(action string) (runtime.Manifest, bool) {
+func (p *Pipeline) ActionManifest(action string) (sandbox.Manifest, bool) {
 	return p.registry.ActionManifest(action)
 }
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // BenchmarkDurableThroughput is the cost of a durable audit log in actions
@@ -29,7 +29,7 @@ func BenchmarkDurableThroughput(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer sink.Close()
-				native, wasm := benchPipelines(b, runtime.EngineWazero, sink)
+				native, wasm := benchPipelines(b, sandbox.EngineWazero, sink)
 				p := native
 				if executor == "wasm" {
 					p = wasm

@@ -6,15 +6,15 @@ import (
 	"fmt"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // ExampleNew embeds the governed pipeline in a Go program: a wazero engine,
 // a registry loaded from a configuration file, and an audit sink.
 func ExampleNew() {
 	ctx := context.Background()
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig())
 	if err != nil {
 		panic(err)
 	}

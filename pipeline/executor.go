@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // Executor runs one kind of action. Wasm modules and (later) JS tools both
@@ -17,20 +17,20 @@ import (
 // many goroutines at once, and each call must run in isolation.
 type Executor interface {
 	// Manifest is the executor's identity, capabilities and limits.
-	Manifest() runtime.Manifest
+	Manifest() sandbox.Manifest
 	// ModuleDigest is the BLAKE3 digest identifying the executor's code,
 	// recorded in every audit record.
 	ModuleDigest() string
 	// Execute runs once on canonical input. Everything the executor can
 	// cause is reported in the Outcome; an error means no verdict could be
 	// reached (the caller cancelled, or the engine failed).
-	Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error)
+	Execute(ctx context.Context, in sandbox.Input) (sandbox.Outcome, error)
 }
 
 // WasmExecutor is an Executor backed by an admitted Wasm module.
 type WasmExecutor struct {
-	module      runtime.Module
-	manifest    runtime.Manifest
+	module      sandbox.Module
+	manifest    sandbox.Manifest
 	hasManifest bool
 }
 
@@ -40,8 +40,8 @@ type WasmExecutor struct {
 //
 // # Errors
 //
-// An error matching runtime.ErrNotAdmitted when admission refuses the module.
-func LoadWasm(ctx context.Context, engine runtime.Engine, wasm []byte, fallback runtime.Manifest) (*WasmExecutor, error) {
+// An error matching sandbox.ErrNotAdmitted when admission refuses the module.
+func LoadWasm(ctx context.Context, engine sandbox.Engine, wasm []byte, fallback sandbox.Manifest) (*WasmExecutor, error) {
 	mod, err := engine.Load(ctx, wasm)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func LoadWasm(ctx context.Context, engine runtime.Engine, wasm []byte, fallback 
 }
 
 // Manifest implements Executor.
-func (e *WasmExecutor) Manifest() runtime.Manifest { return e.manifest }
+func (e *WasmExecutor) Manifest() sandbox.Manifest { return e.manifest }
 
 // HasManifest reports whether the module carries its own manifest.
 func (e *WasmExecutor) HasManifest() bool { return e.hasManifest }
@@ -63,10 +63,10 @@ func (e *WasmExecutor) HasManifest() bool { return e.hasManifest }
 func (e *WasmExecutor) ModuleDigest() string { return e.module.Info().Digest }
 
 // Info describes the module as admission saw it.
-func (e *WasmExecutor) Info() runtime.ModuleInfo { return e.module.Info() }
+func (e *WasmExecutor) Info() sandbox.ModuleInfo { return e.module.Info() }
 
 // Execute implements Executor.
-func (e *WasmExecutor) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+func (e *WasmExecutor) Execute(ctx context.Context, in sandbox.Input) (sandbox.Outcome, error) {
 	return e.module.Run(ctx, in)
 }
 
@@ -75,9 +75,9 @@ var nonIDChars = regexp.MustCompile(`[^a-z0-9_]+`)
 // ManifestFromFile is the manifest of a module that carries none: an id
 // derived from the file name, version 0.0.0, no capabilities, and the given
 // limits.
-func ManifestFromFile(path string, limits runtime.Limits) runtime.Manifest {
+func ManifestFromFile(path string, limits sandbox.Limits) sandbox.Manifest {
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	return runtime.Manifest{ExecutorID: executorIDFrom(base), Version: "0.0.0", Limits: limits}
+	return sandbox.Manifest{ExecutorID: executorIDFrom(base), Version: "0.0.0", Limits: limits}
 }
 
 // executorIDFrom makes a valid executor id of a name.
@@ -93,7 +93,7 @@ func executorIDFrom(name string) string {
 }
 
 // describe names an executor in messages.
-func describe(m runtime.Manifest) string {
+func describe(m sandbox.Manifest) string {
 	if m.Version == "" {
 		return fmt.Sprintf("executor %q", m.ExecutorID)
 	}

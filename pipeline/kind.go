@@ -6,7 +6,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/internal/sentinel"
 
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // Kind loads the executors of one kind of code that is not a Wasm module
@@ -32,11 +32,11 @@ type Kind interface {
 	//
 	// Its error says what is wrong with the code: MissingCode's when the
 	// code is not there (EXECUTOR_NOT_FOUND), one matching
-	// runtime.ErrNotAdmitted when it cannot be admitted (EXECUTOR_INVALID;
+	// sandbox.ErrNotAdmitted when it cannot be admitted (EXECUTOR_INVALID;
 	// Refused makes one), and also ErrLoadMemoryExhausted when loading it
 	// ran out of its memory limit (LIMIT_EXCEEDED, MEMORY_EXHAUSTED). Any
 	// other error fails the registry's loading.
-	Load(ctx context.Context, engine runtime.Engine, src ExecutorSource, fallback runtime.Manifest) (Executor, error)
+	Load(ctx context.Context, engine sandbox.Engine, src ExecutorSource, fallback sandbox.Manifest) (Executor, error)
 }
 
 // Errors of kinds.
@@ -74,7 +74,7 @@ func (e toolNotFound) Unwrap() error { return e.err }
 // Refused wraps a kind's error that says the code it was given cannot be
 // an executor (it does not bundle, its manifest is not valid): the requests
 // routed to it are BLOCKED with EXECUTOR_INVALID. The message is err's; an
-// err that matches runtime.ErrNotAdmitted already comes back as it is.
+// err that matches sandbox.ErrNotAdmitted already comes back as it is.
 func Refused(err error) error { return refused(err) }
 
 // kindsByField names, for each field of ExecutorSource that is a kind's,

@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // bigTool writes, in a directory of its own, a JS tool whose source is
@@ -73,7 +73,7 @@ func TestLoadingLimitsComeFromEveryFront(t *testing.T) {
 	t.Run("the command's limits", func(t *testing.T) {
 		file := bigTool(t, "")
 		src := pipeline.ExecutorSource{JS: file, RaiseMemory: "--memory-pages"}
-		reg, err := pipeline.RegistryForSource(ctx, engine, src, "act", runtime.Limits{MemoryPages: 64}, js.Kind())
+		reg, err := pipeline.RegistryForSource(ctx, engine, src, "act", sandbox.Limits{MemoryPages: 64}, js.Kind())
 		require.NoError(t, err)
 		res := executeOnce(t, reg, "act")
 		assert.Equal(t, pipeline.StatusBlocked, res.Status)
@@ -82,7 +82,7 @@ func TestLoadingLimitsComeFromEveryFront(t *testing.T) {
 		assert.Equal(t, []string{"act: LIMIT_EXCEEDED MEMORY_EXHAUSTED (" + res.Message + ")"}, reg.Problems())
 
 		// At the defaults it loads and runs.
-		reg, err = pipeline.RegistryForSource(ctx, engine, src, "act", runtime.Limits{}, js.Kind())
+		reg, err = pipeline.RegistryForSource(ctx, engine, src, "act", sandbox.Limits{}, js.Kind())
 		require.NoError(t, err)
 		res = executeOnce(t, reg, "act")
 		require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
@@ -91,13 +91,13 @@ func TestLoadingLimitsComeFromEveryFront(t *testing.T) {
 
 	t.Run("the manifest's limits, and the command's over them", func(t *testing.T) {
 		file := bigTool(t, `{"executor_id":"big","version":"1.0.0","limits":{"memory_pages":64}}`)
-		reg, err := pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{JS: file}, "act", runtime.Limits{}, js.Kind())
+		reg, err := pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{JS: file}, "act", sandbox.Limits{}, js.Kind())
 		require.NoError(t, err)
 		res := executeOnce(t, reg, "act")
 		assert.Equal(t, blocked, res.ReasonCodes)
 		assert.Regexp(t, outOfMemory(file, regexp.QuoteMeta(`"memory_pages" in the "limits" of its manifest `+strings.TrimSuffix(file, ".js")+".manifest.json")), res.Message)
 
-		reg, err = pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{JS: file}, "act", runtime.Limits{MemoryPages: 1024}, js.Kind())
+		reg, err = pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{JS: file}, "act", sandbox.Limits{MemoryPages: 1024}, js.Kind())
 		require.NoError(t, err)
 		res = executeOnce(t, reg, "act")
 		assert.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
@@ -132,12 +132,12 @@ func TestLoadingLimitsComeFromEveryFront(t *testing.T) {
 
 	t.Run("a front's configuration, under the manifest", func(t *testing.T) {
 		file := bigTool(t, "")
-		_, err := pipeline.LoadExecutor(ctx, engine, pipeline.ExecutorSource{JS: file, Defaults: runtime.Limits{MemoryPages: 64, TimeoutMs: 5000}}, js.Kind())
+		_, err := pipeline.LoadExecutor(ctx, engine, pipeline.ExecutorSource{JS: file, Defaults: sandbox.Limits{MemoryPages: 64, TimeoutMs: 5000}}, js.Kind())
 		assert.ErrorIs(t, err, jstool.ErrLoadMemoryExhausted)
-		assert.ErrorIs(t, err, runtime.ErrNotAdmitted)
+		assert.ErrorIs(t, err, sandbox.ErrNotAdmitted)
 
 		file = bigTool(t, `{"executor_id":"big","version":"1.0.0","limits":{"memory_pages":1024}}`)
-		e, err := pipeline.LoadExecutor(ctx, engine, pipeline.ExecutorSource{JS: file, Defaults: runtime.Limits{MemoryPages: 64}}, js.Kind())
+		e, err := pipeline.LoadExecutor(ctx, engine, pipeline.ExecutorSource{JS: file, Defaults: sandbox.Limits{MemoryPages: 64}}, js.Kind())
 		require.NoError(t, err, "the manifest's memory wins over a front's default")
 		assert.Equal(t, "big", e.Manifest().ExecutorID)
 	})
@@ -181,10 +181,10 @@ func quote(s string) string {
 	return string(b)
 }
 
-func jsEngine(t *testing.T) runtime.Engine {
+func jsEngine(t *testing.T) sandbox.Engine {
 	t.Helper()
 	ctx := context.Background()
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig())
 	require.NoError(t, err)
 	t.Cleanup(func() { engine.Close(ctx) })
 	return engine

@@ -14,8 +14,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/sentinel"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // ErrInvalidRequest is matched by errors about the request envelope itself
@@ -223,7 +223,7 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 	if !p.writeAhead(ctx, res, tr) {
 		return nil
 	}
-	out, err := run(ctx, exec, runtime.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits}, tr.env)
+	out, err := run(ctx, exec, sandbox.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits}, tr.env)
 	return judge(ctx, res, out, err, func() error { return p.deliver(res, out.Output, limits, schemas.output) })
 }
 
@@ -246,7 +246,7 @@ func (p *Pipeline) writeAhead(ctx context.Context, res *ActionResult, tr *trail)
 // err are what the executor's run returned; completed delivers the output
 // of a run that completed. It returns an error only when the caller
 // cancelled the execution or the engine failed.
-func judge(ctx context.Context, res *ActionResult, out runtime.Outcome, err error, completed func() error) error {
+func judge(ctx context.Context, res *ActionResult, out sandbox.Outcome, err error, completed func() error) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			block(res, StatusBlocked, fmt.Sprintf("cancelled by the caller: %v", err), ExecutorTimeout)
@@ -263,26 +263,26 @@ func judge(ctx context.Context, res *ActionResult, out runtime.Outcome, err erro
 		res.Log = string(out.Stderr)
 	}
 	switch out.Kind {
-	case runtime.Completed:
+	case sandbox.Completed:
 		return completed()
-	case runtime.Failed:
+	case sandbox.Failed:
 		block(res, StatusFailed, out.Message, ExecutorException)
 		res.QuotesExecutor = true
 		if out.Invalid {
 			res.Failure = FailureToolInvalid
 		}
-	case runtime.OutputNotJSON:
+	case sandbox.OutputNotJSON:
 		block(res, StatusFailed, out.Message, ExecutorException, OutputNotJSON)
 		res.QuotesExecutor = true
-	case runtime.FuelExhausted:
+	case sandbox.FuelExhausted:
 		block(res, StatusBlocked, out.Message, LimitExceeded, FuelExhausted)
-	case runtime.StackExhausted:
+	case sandbox.StackExhausted:
 		block(res, StatusBlocked, out.Message, LimitExceeded, StackExhausted)
-	case runtime.MemoryExhausted:
+	case sandbox.MemoryExhausted:
 		block(res, StatusBlocked, out.Message, LimitExceeded, MemoryExhausted)
-	case runtime.OutputTooLarge:
+	case sandbox.OutputTooLarge:
 		block(res, StatusBlocked, out.Message, LimitExceeded, OutputTooLarge)
-	case runtime.Timeout:
+	case sandbox.Timeout:
 		block(res, StatusBlocked, out.Message, ExecutorTimeout)
 	default:
 		return fmt.Errorf("pipeline: unknown outcome %v", out.Kind)
@@ -292,7 +292,7 @@ func judge(ctx context.Context, res *ActionResult, out runtime.Outcome, err erro
 
 // deliver checks the output (its limits, then its schema when the
 // executor declares one) and, when it passes, attaches it to res.
-func (p *Pipeline) deliver(res *ActionResult, output []byte, limits runtime.Limits, schema *jsonschema.Schema) error {
+func (p *Pipeline) deliver(res *ActionResult, output []byte, limits sandbox.Limits, schema *jsonschema.Schema) error {
 	res.Status = StatusSuccess
 	if len(output) == 0 {
 		if schema != nil {
@@ -331,7 +331,7 @@ func (p *Pipeline) deliver(res *ActionResult, output []byte, limits runtime.Limi
 
 // checkShape applies the JSON limits to a canonical value. It reports every
 // limit crossed, in reason-code order, after LIMIT_EXCEEDED.
-func checkShape(what string, c audit.Canonical, l runtime.Limits, isOutput bool) ([]ReasonCode, string) {
+func checkShape(what string, c audit.Canonical, l sandbox.Limits, isOutput bool) ([]ReasonCode, string) {
 	var codes []ReasonCode
 	var msg string
 	note := func(code ReasonCode, format string, args ...any) {
@@ -373,13 +373,13 @@ func identify(res *ActionResult, e Executor, moduleDigest *string) {
 // envExecutor is an Executor that takes the request's env: a JS tool,
 // whose factory gets it as its configuration.
 type envExecutor interface {
-	ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte) (runtime.Outcome, error)
+	ExecuteWithEnv(ctx context.Context, in sandbox.Input, env []byte) (sandbox.Outcome, error)
 }
 
 // run executes exec once. The env goes to executors that take one, as the
 // canonical bytes its digest was taken over: the request's env reaches an
 // executor through here only, so the env a tool sees is the env audited.
-func run(ctx context.Context, exec Executor, in runtime.Input, env []byte) (runtime.Outcome, error) {
+func run(ctx context.Context, exec Executor, in sandbox.Input, env []byte) (sandbox.Outcome, error) {
 	if e, ok := exec.(envExecutor); ok {
 		return e.ExecuteWithEnv(ctx, in, env)
 	}
@@ -515,7 +515,7 @@ type Host interface {
 	Runner
 	// ChangeRegistry changes the registry on a copy that replaces it
 	// whole, for the executions that start afterwards.
-	ChangeRegistry(ctx context.Context, change func(ctx context.Context, reg *Registry, engine runtime.Engine) error) error
+	ChangeRegistry(ctx context.Context, change func(ctx context.Context, reg *Registry, engine sandbox.Engine) error) error
 	// ExecuteOn runs req on reg instead of the host's registry, audited as
 	// Execute audits; reg is not kept.
 	ExecuteOn(ctx context.Context, req ActionRequest, reg *Registry) (ActionResult, error)
@@ -523,7 +523,7 @@ type Host interface {
 	// audits.
 	RunProgram(ctx context.Context, prog Executor, req ProgramRequest) (ActionResult, error)
 	// UseEngine calls use with the host's engine, to load code on it.
-	UseEngine(ctx context.Context, use func(ctx context.Context, engine runtime.Engine) error) error
+	UseEngine(ctx context.Context, use func(ctx context.Context, engine sandbox.Engine) error) error
 	// Executor is the usable executor the registry holds as id;
 	// Executors lists their ids.
 	Executor(id string) (Executor, bool)
@@ -559,7 +559,7 @@ func ShareTool(ctx context.Context, h Host, action string, route Route, e Execut
 	if err := own.AddAction(action, route); err != nil {
 		return nil, err
 	}
-	err := h.ChangeRegistry(ctx, func(_ context.Context, reg *Registry, _ runtime.Engine) error {
+	err := h.ChangeRegistry(ctx, func(_ context.Context, reg *Registry, _ sandbox.Engine) error {
 		cur, had := reg.executors[route.Executor]
 		have, routed := reg.actions[action]
 		switch {

@@ -12,40 +12,40 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // fakeExecutor answers every execution with a fixed outcome, or echoes the
 // input when outcome is nil.
 type fakeExecutor struct {
-	manifest runtime.Manifest
-	outcome  *runtime.Outcome
+	manifest sandbox.Manifest
+	outcome  *sandbox.Outcome
 	err      error
 	calls    int
 	mu       sync.Mutex
-	lastIn   runtime.Input
+	lastIn   sandbox.Input
 }
 
-func (f *fakeExecutor) Manifest() runtime.Manifest { return f.manifest }
+func (f *fakeExecutor) Manifest() sandbox.Manifest { return f.manifest }
 func (f *fakeExecutor) ModuleDigest() string       { return strings.Repeat("ab", 32) }
-func (f *fakeExecutor) Execute(_ context.Context, in runtime.Input) (runtime.Outcome, error) {
+func (f *fakeExecutor) Execute(_ context.Context, in sandbox.Input) (sandbox.Outcome, error) {
 	f.mu.Lock()
 	f.calls++
 	f.lastIn = in
 	f.mu.Unlock()
 	if f.err != nil {
-		return runtime.Outcome{}, f.err
+		return sandbox.Outcome{}, f.err
 	}
 	if f.outcome != nil {
 		return *f.outcome, nil
 	}
-	return runtime.Outcome{Kind: runtime.Completed, Output: in.Bytes, FuelUsed: 7}, nil
+	return sandbox.Outcome{Kind: sandbox.Completed, Output: in.Bytes, FuelUsed: 7}, nil
 }
 
 func textExecutor() *fakeExecutor {
-	return &fakeExecutor{manifest: runtime.Manifest{
+	return &fakeExecutor{manifest: sandbox.Manifest{
 		ExecutorID: "text_upper", Version: "1.2.0", Capabilities: []string{"TEXT"},
-		Limits: runtime.Limits{MaxPayloadBytes: 10000, MaxDepth: 10, MaxListItems: 100},
+		Limits: sandbox.Limits{MaxPayloadBytes: 10000, MaxDepth: 10, MaxListItems: 100},
 	}}
 }
 
@@ -144,21 +144,21 @@ func TestReasonCodes(t *testing.T) {
 func TestOutcomeMapping(t *testing.T) {
 	tests := []struct {
 		name    string
-		outcome runtime.Outcome
+		outcome sandbox.Outcome
 		status  Status
 		codes   []ReasonCode
 	}{
-		{"completed with output", runtime.Outcome{Kind: runtime.Completed, Output: []byte(`{"b":1, "a":2}`)}, StatusSuccess, []ReasonCode{}},
-		{"completed without output", runtime.Outcome{Kind: runtime.Completed}, StatusSuccess, []ReasonCode{}},
-		{"executor error", runtime.Outcome{Kind: runtime.Failed, Message: "boom"}, StatusFailed, []ReasonCode{ExecutorException}},
-		{"output not json", runtime.Outcome{Kind: runtime.Completed, Output: []byte("not json")}, StatusFailed, []ReasonCode{ExecutorException, OutputNotJSON}},
-		{"fuel", runtime.Outcome{Kind: runtime.FuelExhausted}, StatusBlocked, []ReasonCode{LimitExceeded, FuelExhausted}},
-		{"stack", runtime.Outcome{Kind: runtime.StackExhausted}, StatusBlocked, []ReasonCode{LimitExceeded, StackExhausted}},
-		{"memory", runtime.Outcome{Kind: runtime.MemoryExhausted}, StatusBlocked, []ReasonCode{LimitExceeded, MemoryExhausted}},
-		{"output too large in the host", runtime.Outcome{Kind: runtime.OutputTooLarge}, StatusBlocked, []ReasonCode{LimitExceeded, OutputTooLarge}},
-		{"timeout", runtime.Outcome{Kind: runtime.Timeout}, StatusBlocked, []ReasonCode{ExecutorTimeout}},
-		{"output deeper than max_depth", runtime.Outcome{Kind: runtime.Completed, Output: []byte(strings.Repeat("[", 11) + strings.Repeat("]", 11))}, StatusBlocked, []ReasonCode{LimitExceeded, DepthExceeded}},
-		{"output beyond max_payload_bytes", runtime.Outcome{Kind: runtime.Completed, Output: []byte(`"` + strings.Repeat("z", 10001) + `"`)}, StatusBlocked, []ReasonCode{LimitExceeded, PayloadTooLarge}},
+		{"completed with output", sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(`{"b":1, "a":2}`)}, StatusSuccess, []ReasonCode{}},
+		{"completed without output", sandbox.Outcome{Kind: sandbox.Completed}, StatusSuccess, []ReasonCode{}},
+		{"executor error", sandbox.Outcome{Kind: sandbox.Failed, Message: "boom"}, StatusFailed, []ReasonCode{ExecutorException}},
+		{"output not json", sandbox.Outcome{Kind: sandbox.Completed, Output: []byte("not json")}, StatusFailed, []ReasonCode{ExecutorException, OutputNotJSON}},
+		{"fuel", sandbox.Outcome{Kind: sandbox.FuelExhausted}, StatusBlocked, []ReasonCode{LimitExceeded, FuelExhausted}},
+		{"stack", sandbox.Outcome{Kind: sandbox.StackExhausted}, StatusBlocked, []ReasonCode{LimitExceeded, StackExhausted}},
+		{"memory", sandbox.Outcome{Kind: sandbox.MemoryExhausted}, StatusBlocked, []ReasonCode{LimitExceeded, MemoryExhausted}},
+		{"output too large in the host", sandbox.Outcome{Kind: sandbox.OutputTooLarge}, StatusBlocked, []ReasonCode{LimitExceeded, OutputTooLarge}},
+		{"timeout", sandbox.Outcome{Kind: sandbox.Timeout}, StatusBlocked, []ReasonCode{ExecutorTimeout}},
+		{"output deeper than max_depth", sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(strings.Repeat("[", 11) + strings.Repeat("]", 11))}, StatusBlocked, []ReasonCode{LimitExceeded, DepthExceeded}},
+		{"output beyond max_payload_bytes", sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(`"` + strings.Repeat("z", 10001) + `"`)}, StatusBlocked, []ReasonCode{LimitExceeded, PayloadTooLarge}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,14 +190,14 @@ func TestOutputLimitsUseCanonicalBytes(t *testing.T) {
 	e := textExecutor()
 	e.manifest.Limits.MaxOutputBytes = 8
 	// 9 bytes as written, 7 canonical: within the limit.
-	e.outcome = &runtime.Outcome{Kind: runtime.Completed, Output: []byte(`{ "a" : 1 }`)}
+	e.outcome = &sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(`{ "a" : 1 }`)}
 	p, _ := newTestPipeline(t, map[string]Route{"x": {Executor: "text_upper", Version: "*"}}, map[string]Executor{"text_upper": e})
 	res, err := p.Execute(context.Background(), ActionRequest{Action: "x", Payload: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	assert.Equal(t, StatusSuccess, res.Status)
 	assert.Equal(t, `{"a":1}`, string(res.Output))
 
-	e.outcome = &runtime.Outcome{Kind: runtime.Completed, Output: []byte(`{"ab":12}`)}
+	e.outcome = &sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(`{"ab":12}`)}
 	res, err = p.Execute(context.Background(), ActionRequest{Action: "x", Payload: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	assert.Equal(t, StatusBlocked, res.Status)
@@ -227,7 +227,7 @@ func TestInputDigestIgnoresKeyOrderAndWhitespace(t *testing.T) {
 func TestRouteLimitsOverrideManifest(t *testing.T) {
 	e := textExecutor() // manifest: max_payload_bytes 10000
 	p, _ := newTestPipeline(t,
-		map[string]Route{"x": {Executor: "text_upper", Version: "*", Limits: runtime.Limits{MaxPayloadBytes: 10}}},
+		map[string]Route{"x": {Executor: "text_upper", Version: "*", Limits: sandbox.Limits{MaxPayloadBytes: 10}}},
 		map[string]Executor{"text_upper": e})
 	res, err := p.Execute(context.Background(), ActionRequest{Action: "x", Payload: json.RawMessage(`{"text":"hello"}`)})
 	require.NoError(t, err)
@@ -349,9 +349,9 @@ func TestManifestFromFile(t *testing.T) {
 		"__.wasm":                "executor",
 		"Upper_Case--Thing.wasm": "upper_case_thing",
 	} {
-		m := ManifestFromFile(path, runtime.Limits{})
+		m := ManifestFromFile(path, sandbox.Limits{})
 		assert.Equal(t, want, m.ExecutorID, path)
-		assert.True(t, runtime.ValidExecutorID(m.ExecutorID), "%q from %s", m.ExecutorID, path)
+		assert.True(t, sandbox.ValidExecutorID(m.ExecutorID), "%q from %s", m.ExecutorID, path)
 		assert.Equal(t, "0.0.0", m.Version)
 	}
 }

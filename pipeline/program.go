@@ -6,15 +6,15 @@ import (
 	"fmt"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // Programs: an executor run as a command-line program (jstool.Program, what
 // `wasmgate node` runs, and the NDJSON front's tools of runtime "node"). Its
 // input is the bytes of its stdin rather than a JSON payload, its output the
-// bytes of its stdout (runtime.Outcome's Output, written to the real stream
+// bytes of its stdout (sandbox.Outcome's Output, written to the real stream
 // as the program ran), and it ends with an exit status
-// (runtime.Outcome's ExitCode). Everything else is an action's: the same
+// (sandbox.Outcome's ExitCode). Everything else is an action's: the same
 // limits, the same write-ahead audit, the same verdicts and reason codes.
 
 // ProgramRequest is one run of a program as an action.
@@ -28,7 +28,7 @@ type ProgramRequest struct {
 	// Limits are the run's limits; fields left unset come from the
 	// program's manifest, then its defaults (as for a registry's executor:
 	// its own when it has them, jstool.ProgramLimits for a Node program).
-	Limits runtime.Limits
+	Limits sandbox.Limits
 	// TraceID (a UUID) and TsUTC (RFC 3339, UTC) are the request's, or new
 	// ones when empty.
 	TraceID, TsUTC string
@@ -70,12 +70,12 @@ func (p *Pipeline) RunProgram(ctx context.Context, prog Executor, req ProgramReq
 	if !p.writeAhead(ctx, &res, &tr) {
 		return p.finish(ctx, res, start, &tr, nil)
 	}
-	out, runErr := prog.Execute(ctx, runtime.Input{Bytes: req.Stdin, Digest: digest, Limits: limits})
+	out, runErr := prog.Execute(ctx, sandbox.Input{Bytes: req.Stdin, Digest: digest, Limits: limits})
 	runErr = judge(ctx, &res, out, runErr, func() error {
 		res.Status = StatusSuccess
 		return nil
 	})
-	if runErr == nil && (out.Kind == runtime.Completed || out.Kind == runtime.Failed) && out.ExitCode >= 0 {
+	if runErr == nil && (out.Kind == sandbox.Completed || out.Kind == sandbox.Failed) && out.ExitCode >= 0 {
 		code := out.ExitCode
 		res.ExitCode = &code
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // TestRunProgram: a program's stdin and stdout are bytes, digested as
@@ -16,23 +16,23 @@ import (
 // verdict; a limit is BLOCKED as for any executor; a stdin over
 // max_payload_bytes runs nothing.
 func TestRunProgram(t *testing.T) {
-	prog := func(out runtime.Outcome) *fakeExecutor {
-		return &fakeExecutor{manifest: runtime.Manifest{ExecutorID: "node", Version: "20.0.0", Limits: runtime.Limits{MaxPayloadBytes: 10}}, outcome: &out}
+	prog := func(out sandbox.Outcome) *fakeExecutor {
+		return &fakeExecutor{manifest: sandbox.Manifest{ExecutorID: "node", Version: "20.0.0", Limits: sandbox.Limits{MaxPayloadBytes: 10}}, outcome: &out}
 	}
 	stdin := []byte("not json\n")
 	exit := func(n int) *int { return &n }
 	for _, c := range []struct {
 		name   string
-		out    runtime.Outcome
+		out    sandbox.Outcome
 		status Status
 		codes  []ReasonCode
 		exit   *int
 		stdout string
 	}{
-		{"exit 0", runtime.Outcome{Kind: runtime.Completed, Output: []byte("out\n"), FuelUsed: 9}, StatusSuccess, []ReasonCode{}, exit(0), "out\n"},
-		{"exit 3", runtime.Outcome{Kind: runtime.Failed, Message: "exit status 3", ExitCode: 3}, StatusFailed, []ReasonCode{ExecutorException}, exit(3), ""},
-		{"out of fuel", runtime.Outcome{Kind: runtime.FuelExhausted, Output: []byte("partial"), ExitCode: -1}, StatusBlocked, []ReasonCode{LimitExceeded, FuelExhausted}, nil, "partial"},
-		{"out of time", runtime.Outcome{Kind: runtime.Timeout, ExitCode: -1}, StatusBlocked, []ReasonCode{ExecutorTimeout}, nil, ""},
+		{"exit 0", sandbox.Outcome{Kind: sandbox.Completed, Output: []byte("out\n"), FuelUsed: 9}, StatusSuccess, []ReasonCode{}, exit(0), "out\n"},
+		{"exit 3", sandbox.Outcome{Kind: sandbox.Failed, Message: "exit status 3", ExitCode: 3}, StatusFailed, []ReasonCode{ExecutorException}, exit(3), ""},
+		{"out of fuel", sandbox.Outcome{Kind: sandbox.FuelExhausted, Output: []byte("partial"), ExitCode: -1}, StatusBlocked, []ReasonCode{LimitExceeded, FuelExhausted}, nil, "partial"},
+		{"out of time", sandbox.Outcome{Kind: sandbox.Timeout, ExitCode: -1}, StatusBlocked, []ReasonCode{ExecutorTimeout}, nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sink := audit.NewMemorySink()
@@ -65,7 +65,7 @@ func TestRunProgram(t *testing.T) {
 
 	t.Run("stdin too large", func(t *testing.T) {
 		sink := audit.NewMemorySink()
-		e := prog(runtime.Outcome{Kind: runtime.Completed})
+		e := prog(sandbox.Outcome{Kind: sandbox.Completed})
 		res, err := New(NewRegistry(), sink).RunProgram(context.Background(), e, ProgramRequest{Action: "node", Stdin: []byte("12345678901")})
 		require.NoError(t, err)
 		assert.Equal(t, StatusBlocked, res.Status)

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // Route says which executor serves an action and what the action requires of
@@ -31,7 +31,7 @@ type Route struct {
 	// EXECUTOR_CAPABILITY_MISMATCH). Nil means no capability check.
 	Capabilities []string `json:"capabilities,omitempty"`
 	// Limits override the executor manifest's limits field by field.
-	Limits runtime.Limits `json:"limits,omitempty"`
+	Limits sandbox.Limits `json:"limits,omitempty"`
 }
 
 // Registry maps actions to executors. Build it completely (Add*, or
@@ -195,46 +195,46 @@ func (r *refusal) codes() string {
 // requirements, in the reason-code order of docs/DESIGN.md. It returns the
 // executor's compiled schemas too: schemas that do not compile make it
 // unusable (EXECUTOR_INVALID).
-func (r *Registry) resolve(action string) (Executor, runtime.Limits, *schemaSet, *refusal) {
+func (r *Registry) resolve(action string) (Executor, sandbox.Limits, *schemaSet, *refusal) {
 	route, ok := r.actions[action]
 	if !ok {
-		return nil, runtime.Limits{}, nil, &refusal{code: ActionUnknown, msg: fmt.Sprintf("action %q is not registered", action)}
+		return nil, sandbox.Limits{}, nil, &refusal{code: ActionUnknown, msg: fmt.Sprintf("action %q is not registered", action)}
 	}
 	if strings.TrimSpace(route.Version) == "" {
-		return nil, runtime.Limits{}, nil, &refusal{code: ActionVersionMissing, msg: fmt.Sprintf("action %q does not say which executor versions it accepts", action)}
+		return nil, sandbox.Limits{}, nil, &refusal{code: ActionVersionMissing, msg: fmt.Sprintf("action %q does not say which executor versions it accepts", action)}
 	}
 	want, err := parseRange(route.Version)
 	if err != nil {
-		return nil, runtime.Limits{}, nil, &refusal{code: ActionVersionInvalid, msg: fmt.Sprintf("action %q: %v", action, err)}
+		return nil, sandbox.Limits{}, nil, &refusal{code: ActionVersionInvalid, msg: fmt.Sprintf("action %q: %v", action, err)}
 	}
 	slot, ok := r.executors[route.Executor]
 	switch {
 	case !ok:
-		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorNotFound, msg: fmt.Sprintf("action %q routes to executor %q, which is not registered", action, route.Executor)}
+		return nil, sandbox.Limits{}, nil, &refusal{code: ExecutorNotFound, msg: fmt.Sprintf("action %q routes to executor %q, which is not registered", action, route.Executor)}
 	case slot.missing != nil:
-		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorNotFound, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.missing)}
+		return nil, sandbox.Limits{}, nil, &refusal{code: ExecutorNotFound, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.missing)}
 	case errors.Is(slot.broken, ErrLoadMemoryExhausted):
 		// A tool that did not fit its memory_pages while loading is
 		// refused as its calls would be: the limit, not the code.
-		return nil, runtime.Limits{}, nil, &refusal{code: LimitExceeded, also: []ReasonCode{MemoryExhausted}, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
+		return nil, sandbox.Limits{}, nil, &refusal{code: LimitExceeded, also: []ReasonCode{MemoryExhausted}, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
 	case slot.broken != nil:
 		ref := &refusal{code: ExecutorInvalid, executorID: route.Executor, msg: fmt.Sprintf("executor %q: %v", route.Executor, slot.broken)}
 		if errors.As(slot.broken, new(toolNotFound)) {
 			ref.failure = FailureNotFound
 		}
-		return nil, runtime.Limits{}, nil, ref
+		return nil, sandbox.Limits{}, nil, ref
 	}
 	m := slot.exec.Manifest()
 	schemas := schemasOf(m)
 	if schemas.err != nil {
-		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorInvalid, exec: slot.exec, msg: fmt.Sprintf("%s: %v", describe(m), schemas.err)}
+		return nil, sandbox.Limits{}, nil, &refusal{code: ExecutorInvalid, exec: slot.exec, msg: fmt.Sprintf("%s: %v", describe(m), schemas.err)}
 	}
 	if m.Version == "" {
-		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorVersionMissing, exec: slot.exec, msg: fmt.Sprintf("executor %q declares no version", m.ExecutorID)}
+		return nil, sandbox.Limits{}, nil, &refusal{code: ExecutorVersionMissing, exec: slot.exec, msg: fmt.Sprintf("executor %q declares no version", m.ExecutorID)}
 	}
 	have, err := parseVersion(m.Version)
 	if err != nil || !want.matches(have) {
-		return nil, runtime.Limits{}, nil, &refusal{code: ExecutorVersionIncompatible, exec: slot.exec, msg: fmt.Sprintf("action %q accepts versions %q; %s does not match", action, route.Version, describe(m))}
+		return nil, sandbox.Limits{}, nil, &refusal{code: ExecutorVersionIncompatible, exec: slot.exec, msg: fmt.Sprintf("action %q accepts versions %q; %s does not match", action, route.Version, describe(m))}
 	}
 	if route.Capabilities != nil {
 		granted := make([]string, len(route.Capabilities))
@@ -243,12 +243,12 @@ func (r *Registry) resolve(action string) (Executor, runtime.Limits, *schemaSet,
 		}
 		for _, c := range granted {
 			if !m.HasCapability(c) {
-				return nil, runtime.Limits{}, nil, &refusal{code: ExecutorCapabilityMissing, exec: slot.exec, msg: fmt.Sprintf("action %q requires capability %s; %s does not declare it", action, c, describe(m))}
+				return nil, sandbox.Limits{}, nil, &refusal{code: ExecutorCapabilityMissing, exec: slot.exec, msg: fmt.Sprintf("action %q requires capability %s; %s does not declare it", action, c, describe(m))}
 			}
 		}
 		for _, c := range m.Capabilities {
 			if !slices.Contains(granted, c) {
-				return nil, runtime.Limits{}, nil, &refusal{code: ExecutorCapabilityMismatch, exec: slot.exec, msg: fmt.Sprintf("%s declares capability %s, which action %q does not grant", describe(m), c, action)}
+				return nil, sandbox.Limits{}, nil, &refusal{code: ExecutorCapabilityMismatch, exec: slot.exec, msg: fmt.Sprintf("%s declares capability %s, which action %q does not grant", describe(m), c, action)}
 			}
 		}
 	}
@@ -260,16 +260,16 @@ func (r *Registry) resolve(action string) (Executor, runtime.Limits, *schemaSet,
 // and manifest leave unset: a JS tool, whose default fuel is sized for
 // QuickJS rather than for compiled code.
 type defaulter interface {
-	DefaultLimits() runtime.Limits
+	DefaultLimits() sandbox.Limits
 }
 
 // defaultLimits are the limits exec runs under where its route and manifest
 // set none.
-func defaultLimits(exec Executor) runtime.Limits {
+func defaultLimits(exec Executor) sandbox.Limits {
 	if d, ok := exec.(defaulter); ok {
 		return d.DefaultLimits()
 	}
-	return runtime.DefaultLimits
+	return sandbox.DefaultLimits
 }
 
 // Problems lists, for every action, why requests to it would be blocked
@@ -393,7 +393,7 @@ func readRegistryFile(path string) (RegistryFile, error) {
 // kept, and blocks its own requests with the matching reason code; see
 // Problems. An executor whose kind is not in kinds fails the load
 // (ErrNoKind).
-func LoadRegistry(ctx context.Context, path string, engine runtime.Engine, kinds ...Kind) (*Registry, error) {
+func LoadRegistry(ctx context.Context, path string, engine sandbox.Engine, kinds ...Kind) (*Registry, error) {
 	cfg, err := readRegistryFile(path)
 	if err != nil {
 		return nil, err
@@ -445,7 +445,7 @@ func LoadRegistry(ctx context.Context, path string, engine runtime.Engine, kinds
 // when the code cannot be read for another reason than its absence, and
 // ErrNoKind when it is code of a kind the registry was not given
 // (NewRegistry).
-func (r *Registry) AddSource(ctx context.Context, engine runtime.Engine, id string, src ExecutorSource) error {
+func (r *Registry) AddSource(ctx context.Context, engine sandbox.Engine, id string, src ExecutorSource) error {
 	if err := src.check(); err != nil {
 		return fmt.Errorf("executor %q %v", id, err)
 	}
@@ -459,14 +459,14 @@ func (r *Registry) AddSource(ctx context.Context, engine runtime.Engine, id stri
 	return r.addSlot(id, slot)
 }
 
-func loadSlot(ctx context.Context, engine runtime.Engine, id string, src ExecutorSource, kinds []Kind) (executorSlot, error) {
+func loadSlot(ctx context.Context, engine sandbox.Engine, id string, src ExecutorSource, kinds []Kind) (executorSlot, error) {
 	// A Wasm module without a manifest has no version: its requests are
 	// blocked with EXECUTOR_VERSION_MISSING rather than guessing one
 	// (`wasmgate pack` gives it one). A JS file without a sidecar manifest
 	// is 0.0.0, as when it is run directly: a single file has nowhere else
 	// to say a version, and 0.0.0 satisfies no range that asks for a
 	// release (^1.0.0, >=0.1.0), only those that accept anything.
-	fallback := runtime.Manifest{ExecutorID: id}
+	fallback := sandbox.Manifest{ExecutorID: id}
 	if src.JS != "" {
 		fallback.Version = "0.0.0"
 	}
@@ -474,7 +474,7 @@ func loadSlot(ctx context.Context, engine runtime.Engine, id string, src Executo
 	switch {
 	case errors.Is(err, errMissingCode):
 		return executorSlot{missing: err}, nil
-	case errors.Is(err, runtime.ErrNotAdmitted):
+	case errors.Is(err, sandbox.ErrNotAdmitted):
 		return executorSlot{broken: err}, nil
 	case err != nil:
 		return executorSlot{}, fmt.Errorf("executor %q: %w", id, err)
@@ -501,25 +501,25 @@ func sortedKeys[V any](m map[string]V) []string {
 // # Errors
 //
 // Missing code matches os.ErrNotExist (files) or jstool.ErrNotInstalled
-// (packages); code that cannot be admitted matches runtime.ErrNotAdmitted,
+// (packages); code that cannot be admitted matches sandbox.ErrNotAdmitted,
 // and for JS tools jstool.ErrToolNotFound or jstool.ErrToolInvalid, or is a
 // *jstool.BundleError. Code of a kind not in kinds matches ErrNoKind.
-func LoadExecutor(ctx context.Context, engine runtime.Engine, src ExecutorSource, kinds ...Kind) (Executor, error) {
+func LoadExecutor(ctx context.Context, engine sandbox.Engine, src ExecutorSource, kinds ...Kind) (Executor, error) {
 	return loadSource(ctx, engine, src, sourceFallback(src), kinds)
 }
 
-func sourceFallback(src ExecutorSource) runtime.Manifest {
+func sourceFallback(src ExecutorSource) sandbox.Manifest {
 	switch {
 	case src.Wasm != "":
-		return ManifestFromFile(src.Wasm, runtime.Limits{})
+		return ManifestFromFile(src.Wasm, sandbox.Limits{})
 	case src.Module != nil:
-		return ManifestFromFile("module.wasm", runtime.Limits{})
+		return ManifestFromFile("module.wasm", sandbox.Limits{})
 	case src.JS != "":
-		return ManifestFromFile(src.JS, runtime.Limits{})
+		return ManifestFromFile(src.JS, sandbox.Limits{})
 	case src.Bundle != nil && src.Manifest != nil:
 		return *src.Manifest
 	}
-	return runtime.Manifest{}
+	return sandbox.Manifest{}
 }
 
 // RegistryForSource is the registry of one executor run directly (`wasmgate
@@ -538,18 +538,18 @@ func sourceFallback(src ExecutorSource) runtime.Manifest {
 // jstool.ErrNotInstalled for packages) or cannot be read, and ErrNoKind
 // when it is code of a kind not in kinds (js.Kind() for JS tools and
 // packages).
-func RegistryForSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, action string, limits runtime.Limits, kinds ...Kind) (*Registry, error) {
+func RegistryForSource(ctx context.Context, engine sandbox.Engine, src ExecutorSource, action string, limits sandbox.Limits, kinds ...Kind) (*Registry, error) {
 	if err := src.check(); err != nil {
 		return nil, err
 	}
 	slot := executorSlot{}
 	id := sourceFallback(src).ExecutorID
-	src.Limits = []runtime.Limits{limits}
+	src.Limits = []sandbox.Limits{limits}
 	e, err := LoadExecutor(ctx, engine, src, kinds...)
 	switch {
 	case errors.Is(err, errMissingCode):
 		return nil, err
-	case errors.Is(err, runtime.ErrNotAdmitted):
+	case errors.Is(err, sandbox.ErrNotAdmitted):
 		slot.broken = err
 		if id == "" {
 			id = executorIDFrom(src.Package + "__" + src.Tool)

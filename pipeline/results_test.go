@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // Digest-only results carry the verdict and the digests, never the output,
@@ -20,14 +20,14 @@ func TestDigestOnlyResults(t *testing.T) {
 	secret := "sk-secret-in-the-output"
 	cases := []struct {
 		name    string
-		outcome *runtime.Outcome
+		outcome *sandbox.Outcome
 		payload string
 		status  Status
 		message string // the digest-only message
 	}{
 		{"success", nil, `{"k":"` + secret + `"}`, StatusSuccess, ""},
-		{"the executor's failure", &runtime.Outcome{Kind: runtime.Failed, Message: "bad input " + secret, Stderr: []byte(secret)}, `{}`, StatusFailed, withheld},
-		{"output that is not JSON", &runtime.Outcome{Kind: runtime.OutputNotJSON, Message: "unexpected " + secret}, `{}`, StatusFailed, withheld},
+		{"the executor's failure", &sandbox.Outcome{Kind: sandbox.Failed, Message: "bad input " + secret, Stderr: []byte(secret)}, `{}`, StatusFailed, withheld},
+		{"output that is not JSON", &sandbox.Outcome{Kind: sandbox.OutputNotJSON, Message: "unexpected " + secret}, `{}`, StatusFailed, withheld},
 		{"the pipeline's own refusal", nil, `{"l":[` + `1,2,3,4,5,6,7,8,9,10,11` + `]}`, StatusBlocked, "payload has a list of 11 items; max_list_items is 10"},
 	}
 	for _, c := range cases {

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // Schemas: a manifest's input_schema and output_schema are JSON Schemas
@@ -62,7 +62,7 @@ type compiledSchema struct {
 // concurrent use; each distinct schema is compiled once per process (two
 // goroutines meeting a new one at once may both compile it, and keep
 // either: compilation is deterministic).
-func schemasOf(m runtime.Manifest) *schemaSet {
+func schemasOf(m sandbox.Manifest) *schemaSet {
 	in, out := declared(m.InputSchema), declared(m.OutputSchema)
 	if in == nil && out == nil {
 		return noSchemas

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 const (
@@ -21,7 +21,7 @@ const (
 
 // schemaExecutor is an executor declaring the sum guest's schemas that
 // answers with output (or echoes its input when output is nil).
-func schemaExecutor(in, out string, output *runtime.Outcome) *fakeExecutor {
+func schemaExecutor(in, out string, output *sandbox.Outcome) *fakeExecutor {
 	e := textExecutor()
 	e.manifest.ExecutorID = "sum"
 	e.manifest.InputSchema, e.manifest.OutputSchema = rawOrNil(in), rawOrNil(out)
@@ -36,8 +36,8 @@ func rawOrNil(s string) json.RawMessage {
 	return json.RawMessage(s)
 }
 
-func completed(output string) *runtime.Outcome {
-	return &runtime.Outcome{Kind: runtime.Completed, Output: []byte(output), FuelUsed: 3}
+func completed(output string) *sandbox.Outcome {
+	return &sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(output), FuelUsed: 3}
 }
 
 // schemaPipeline runs one executor as action "sum".
@@ -307,13 +307,13 @@ func TestSchemaDigestIsOnTheLineAndVerifies(t *testing.T) {
 // TestSchemasCompileOnce: executors whose schemas differ only in spelling
 // share one compiled schema.
 func TestSchemasCompileOnce(t *testing.T) {
-	a := schemasOf(runtime.Manifest{InputSchema: json.RawMessage(`{"type": "object", "required": ["x"]}`)})
-	b := schemasOf(runtime.Manifest{InputSchema: json.RawMessage(`{"required":["x"],"type":"object"}`)})
+	a := schemasOf(sandbox.Manifest{InputSchema: json.RawMessage(`{"type": "object", "required": ["x"]}`)})
+	b := schemasOf(sandbox.Manifest{InputSchema: json.RawMessage(`{"required":["x"],"type":"object"}`)})
 	require.NoError(t, a.err)
 	require.NoError(t, b.err)
 	assert.NotSame(t, a, b)
 	assert.Same(t, a.input, b.input)
 	assert.Equal(t, a.digest, b.digest)
-	assert.Same(t, a, schemasOf(runtime.Manifest{InputSchema: json.RawMessage(`{"type": "object", "required": ["x"]}`)}))
-	assert.Same(t, noSchemas, schemasOf(runtime.Manifest{InputSchema: json.RawMessage(`null`)}))
+	assert.Same(t, a, schemasOf(sandbox.Manifest{InputSchema: json.RawMessage(`{"type": "object", "required": ["x"]}`)}))
+	assert.Same(t, noSchemas, schemasOf(sandbox.Manifest{InputSchema: json.RawMessage(`null`)}))
 }

@@ -5,14 +5,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // version is a strict semver X.Y.Z.
 type version [3]uint64
 
 func parseVersion(s string) (version, error) {
-	if !runtime.ValidVersion(s) {
+	if !sandbox.ValidVersion(s) {
 		return version{}, fmt.Errorf("%q is not a strict semver X.Y.Z", s)
 	}
 	var v version

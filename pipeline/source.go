@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // ExecutorSource says where an executor's code comes from: exactly one of Wasm,
@@ -40,17 +40,17 @@ type ExecutorSource struct {
 	// Manifest, and Tool selects its export as for JS.
 	Bundle *Bundle `json:"-"`
 	// Manifest is the manifest of Bundle, and only of Bundle.
-	Manifest *runtime.Manifest `json:"-"`
+	Manifest *sandbox.Manifest `json:"-"`
 	// Limits are the limits the executor's calls will run under over its
 	// manifest's, where the caller knows them when loading (a command's
 	// flags, a registry's routes to it, a front's configuration): a JS
 	// tool loads in the largest memory_pages they give
 	// (jstool.Spec.CallLimits).
-	Limits []runtime.Limits `json:"-"`
+	Limits []sandbox.Limits `json:"-"`
 	// Defaults are limits for where the manifest sets none, as a front's
 	// configuration gives them (serve's and MCP's npm tools); a JS tool
 	// loads in their memory_pages too when its manifest sets none.
-	Defaults runtime.Limits `json:"-"`
+	Defaults sandbox.Limits `json:"-"`
 	// RaiseMemory names, for the message of a JS tool that runs out of
 	// memory while loading, the setting by which whoever gave this source
 	// raises its memory limit (a command's "--memory-pages"); empty: the
@@ -131,10 +131,10 @@ type Bundle struct {
 // loadSource loads an executor from src: Wasm here, any other code by the
 // kind in kinds that loads it. fallback is the manifest of code that
 // carries none. The error is errMissingCode-wrapped when the code is
-// missing, matches runtime.ErrNotAdmitted when the code is refused
+// missing, matches sandbox.ErrNotAdmitted when the code is refused
 // (admission, bundling, a tool without its export), and ErrNoKind when no
 // kind given loads it.
-func loadSource(ctx context.Context, engine runtime.Engine, src ExecutorSource, fallback runtime.Manifest, kinds []Kind) (Executor, error) {
+func loadSource(ctx context.Context, engine sandbox.Engine, src ExecutorSource, fallback sandbox.Manifest, kinds []Kind) (Executor, error) {
 	if err := src.check(); err != nil {
 		return nil, err
 	}
@@ -164,11 +164,11 @@ type notAdmitted struct{ err error }
 func (r notAdmitted) Error() string { return r.err.Error() }
 func (r notAdmitted) Unwrap() error { return r.err }
 func (r notAdmitted) Is(target error) bool {
-	return target == runtime.ErrNotAdmitted
+	return target == sandbox.ErrNotAdmitted
 }
 
 func refused(err error) error {
-	if errors.Is(err, runtime.ErrNotAdmitted) {
+	if errors.Is(err, sandbox.ErrNotAdmitted) {
 		return err
 	}
 	return notAdmitted{err}

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // TestActionRequestValidate checks the envelope as Execute does, without
@@ -48,7 +48,7 @@ func TestActionRequestValidate(t *testing.T) {
 // are: code that is missing or refused is kept, and blocks its requests.
 func TestRegistryAddSource(t *testing.T) {
 	ctx := context.Background()
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig())
 	require.NoError(t, err)
 	defer engine.Close(ctx)
 	wasm, err := os.ReadFile("../testdata/upper.wasm")

@@ -14,11 +14,11 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
-func loadRegistry(t *testing.T, engine runtime.Engine) *pipeline.Registry {
+func loadRegistry(t *testing.T, engine sandbox.Engine) *pipeline.Registry {
 	t.Helper()
 	reg, err := pipeline.LoadRegistry(context.Background(), filepath.Join("..", "testdata", "registry.json"), engine)
 	require.NoError(t, err)
@@ -31,7 +31,7 @@ func loadRegistry(t *testing.T, engine runtime.Engine) *pipeline.Registry {
 // matches its own input, and the log holds one valid chained record each.
 func TestConcurrentActions(t *testing.T) {
 	ctx := context.Background()
-	engine := enginetest.Engine(t, runtime.EngineWazero)
+	engine := enginetest.Engine(t, sandbox.EngineWazero)
 	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
 	sink, err := audit.OpenFile(logPath)
 	require.NoError(t, err)
@@ -88,7 +88,7 @@ func TestConcurrentActions(t *testing.T) {
 // same text have one digest.
 func TestUnicodeThroughWasm(t *testing.T) {
 	ctx := context.Background()
-	engine := enginetest.Engine(t, runtime.EngineWazero)
+	engine := enginetest.Engine(t, sandbox.EngineWazero)
 	p := pipeline.New(loadRegistry(t, engine), audit.NewMemorySink())
 
 	literal, err := p.Execute(ctx, pipeline.ActionRequest{Action: "text.stats", Payload: json.RawMessage(`{"text":"grüße 😀 мир"}`)})
@@ -140,29 +140,29 @@ func TestSameResultOnBothEngines(t *testing.T) {
 		OutputDigest *string
 		FuelUsed     uint64
 	}
-	results := map[runtime.EngineName][]verdict{}
-	enginetest.Each(t, func(t *testing.T, engine runtime.Engine) {
+	results := map[sandbox.EngineName][]verdict{}
+	enginetest.Each(t, func(t *testing.T, engine sandbox.Engine) {
 		for _, c := range cases {
 			// A generous clock: the interpreter under the race detector is slow, and
 			// this test is about determinism, not deadlines.
-			reg, err := pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{Wasm: filepath.Join("..", "testdata", c.fixture)}, "", runtime.Limits{TimeoutMs: 120_000})
+			reg, err := pipeline.RegistryForSource(ctx, engine, pipeline.ExecutorSource{Wasm: filepath.Join("..", "testdata", c.fixture)}, "", sandbox.Limits{TimeoutMs: 120_000})
 			require.NoError(t, err)
 			res, err := pipeline.New(reg, audit.NewMemorySink()).Execute(ctx, pipeline.ActionRequest{Payload: json.RawMessage(c.payload), Action: reg.Actions()[0]})
 			require.NoError(t, err)
 			results[engine.Name()] = append(results[engine.Name()], verdict{res.Status, res.ReasonCodes, res.InputDigest, res.OutputDigest, res.FuelUsed})
 		}
 	})
-	require.Len(t, results, len(runtime.Engines()), "a verdict from every engine")
+	require.Len(t, results, len(sandbox.Engines()), "a verdict from every engine")
 	for i, c := range cases {
-		for _, name := range runtime.Engines()[1:] {
-			assert.Equal(t, results[runtime.EngineWazero][i], results[name][i], "%s on %s", c.fixture, name)
+		for _, name := range sandbox.Engines()[1:] {
+			assert.Equal(t, results[sandbox.EngineWazero][i], results[name][i], "%s on %s", c.fixture, name)
 		}
-		assert.NotZero(t, results[runtime.EngineWazero][i].FuelUsed, "%s: fuel is metered", c.fixture)
+		assert.NotZero(t, results[sandbox.EngineWazero][i].FuelUsed, "%s: fuel is metered", c.fixture)
 	}
 	// The limits that used to depend on the engine now give one verdict.
 	byFixture := map[string]verdict{}
 	for i, c := range cases {
-		byFixture[c.fixture] = results[runtime.EngineWazero][i]
+		byFixture[c.fixture] = results[sandbox.EngineWazero][i]
 	}
 	assert.Equal(t, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, byFixture["loop.wasm"].Codes)
 	assert.Equal(t, uint64(200_000), byFixture["loop.wasm"].FuelUsed, "the manifest's budget, all spent")

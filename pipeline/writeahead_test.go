@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // peekingExecutor records, when it runs, what the audit sink holds.
@@ -22,7 +22,7 @@ type peekingExecutor struct {
 	sawEnv []byte
 }
 
-func (p *peekingExecutor) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+func (p *peekingExecutor) Execute(ctx context.Context, in sandbox.Input) (sandbox.Outcome, error) {
 	p.sawLog = p.sink.Records()
 	return p.fakeExecutor.Execute(ctx, in)
 }
@@ -30,7 +30,7 @@ func (p *peekingExecutor) Execute(ctx context.Context, in runtime.Input) (runtim
 // envTaker is a peekingExecutor that takes an env, as JS tools do.
 type envTaker struct{ *peekingExecutor }
 
-func (e envTaker) ExecuteWithEnv(ctx context.Context, in runtime.Input, env []byte) (runtime.Outcome, error) {
+func (e envTaker) ExecuteWithEnv(ctx context.Context, in sandbox.Input, env []byte) (sandbox.Outcome, error) {
 	e.sawEnv = env
 	return e.Execute(ctx, in)
 }

@@ -22,8 +22,8 @@ import (
 
 	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // DefaultRuns is how many times Run runs each request on each runtime when
@@ -87,7 +87,7 @@ func (r Report) Diverged() bool { return len(r.Divergences) > 0 }
 type Summary struct {
 	Requests int                  `json:"requests"`
 	Runs     int                  `json:"runs"`
-	Engines  []runtime.EngineName `json:"engines"`
+	Engines  []sandbox.EngineName `json:"engines"`
 	// Executions is Requests × Runs × len(Engines).
 	Executions int `json:"executions"`
 	// Agreeing, Divergent and TimingDependent count requests by the
@@ -182,7 +182,7 @@ type DivergentValue struct {
 // Source is where a value was seen: one run on one engine, or an audit
 // record.
 type Source struct {
-	Engine runtime.EngineName `json:"engine,omitempty"`
+	Engine sandbox.EngineName `json:"engine,omitempty"`
 	// Run counts from 1 on each engine.
 	Run      int    `json:"run,omitempty"`
 	AuditSeq uint64 `json:"audit_seq,omitempty"`
@@ -252,7 +252,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	case len(cfg.Runtimes) == 0:
 		return Report{}, errors.New("replay: no runtimes")
 	}
-	names := make([]runtime.EngineName, len(cfg.Runtimes))
+	names := make([]sandbox.EngineName, len(cfg.Runtimes))
 	for i, rt := range cfg.Runtimes {
 		if slices.Contains(cfg.Runtimes[:i], rt) {
 			return Report{}, fmt.Errorf("replay: runtime %d is runtime %d again", i+1, slices.Index(cfg.Runtimes, rt)+1)
@@ -355,7 +355,7 @@ func (o *replayed) timedOut() bool {
 
 // runCorpus executes every run of every request and returns, per request,
 // the runs engine by engine, run by run.
-func runCorpus(ctx context.Context, corpus []Request, rts []*wasmgate.Runtime, names []runtime.EngineName, runs int, progress func(done, total int)) ([][]replayed, error) {
+func runCorpus(ctx context.Context, corpus []Request, rts []*wasmgate.Runtime, names []sandbox.EngineName, runs int, progress func(done, total int)) ([][]replayed, error) {
 	perRequest := len(rts) * runs
 	total := len(corpus) * perRequest
 	results := make([][]replayed, len(corpus))
@@ -573,8 +573,8 @@ func (d Divergence) String() string {
 // " on wazero runs 1-3, wazero-interp run 2", or both joined by "and".
 func describeSources(srcs []Source) string {
 	var audits []string
-	var engines []runtime.EngineName
-	runs := map[runtime.EngineName][]int{}
+	var engines []sandbox.EngineName
+	runs := map[sandbox.EngineName][]int{}
 	for _, s := range srcs {
 		if s.Engine == "" {
 			audits = append(audits, s.String())

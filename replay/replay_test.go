@@ -18,21 +18,21 @@ import (
 
 	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // one and two are the engines most tests replay on. Their executors are
 // fakes, registered by a WithRegistry function, which load nothing on the
 // engine: it only names the runs.
 const (
-	one = runtime.EngineWazero
-	two = runtime.EngineWazeroInterp
+	one = sandbox.EngineWazero
+	two = sandbox.EngineWazeroInterp
 )
 
 // on returns a runtime on each engine, serving the registry that registry
 // builds on it; they are closed when the test ends.
-func on(t *testing.T, registry func(context.Context, runtime.Engine) (*pipeline.Registry, error), engines ...runtime.EngineName) []*wasmgate.Runtime {
+func on(t *testing.T, registry func(context.Context, sandbox.Engine) (*pipeline.Registry, error), engines ...sandbox.EngineName) []*wasmgate.Runtime {
 	t.Helper()
 	var out []*wasmgate.Runtime
 	for _, e := range engines {
@@ -48,15 +48,15 @@ func on(t *testing.T, registry func(context.Context, runtime.Engine) (*pipeline.
 // script(n, input).
 type scriptedExecutor struct {
 	id, digest string
-	script     func(n int64, in runtime.Input) (runtime.Outcome, error)
+	script     func(n int64, in sandbox.Input) (sandbox.Outcome, error)
 	calls      atomic.Int64
 }
 
-func (s *scriptedExecutor) Manifest() runtime.Manifest {
-	return runtime.Manifest{ExecutorID: s.id, Version: "1.0.0"}
+func (s *scriptedExecutor) Manifest() sandbox.Manifest {
+	return sandbox.Manifest{ExecutorID: s.id, Version: "1.0.0"}
 }
 func (s *scriptedExecutor) ModuleDigest() string { return s.digest }
-func (s *scriptedExecutor) Execute(_ context.Context, in runtime.Input) (runtime.Outcome, error) {
+func (s *scriptedExecutor) Execute(_ context.Context, in sandbox.Input) (sandbox.Outcome, error) {
 	return s.script(s.calls.Add(1), in)
 }
 
@@ -66,14 +66,14 @@ var (
 )
 
 // echoing returns the input with 7 fuel, every time.
-func echoing(_ int64, in runtime.Input) (runtime.Outcome, error) {
-	return runtime.Outcome{Kind: runtime.Completed, Output: in.Bytes, FuelUsed: 7}, nil
+func echoing(_ int64, in sandbox.Input) (sandbox.Outcome, error) {
+	return sandbox.Outcome{Kind: sandbox.Completed, Output: in.Bytes, FuelUsed: 7}, nil
 }
 
 // oneAction is a Registry function serving action "x" with the executor
 // that exec returns for the engine.
-func oneAction(exec func(runtime.EngineName) pipeline.Executor) func(context.Context, runtime.Engine) (*pipeline.Registry, error) {
-	return func(_ context.Context, e runtime.Engine) (*pipeline.Registry, error) {
+func oneAction(exec func(sandbox.EngineName) pipeline.Executor) func(context.Context, sandbox.Engine) (*pipeline.Registry, error) {
+	return func(_ context.Context, e sandbox.Engine) (*pipeline.Registry, error) {
 		reg := pipeline.NewRegistry()
 		if err := reg.AddExecutor("x", exec(e.Name())); err != nil {
 			return nil, err
@@ -103,7 +103,7 @@ func TestReplayDeterministicExecutorAgrees(t *testing.T) {
 	var progress []string
 	rep, err := Run(context.Background(), Config{
 		Corpus:   corpusOf(`x {"b":1, "a":2}`, `x [1,2,3]`, `nope {}`, `x {"a":NaN}`),
-		Runtimes: on(t, oneAction(func(runtime.EngineName) pipeline.Executor { return exec }), one, two),
+		Runtimes: on(t, oneAction(func(sandbox.EngineName) pipeline.Executor { return exec }), one, two),
 		Progress: func(done, total int) { progress = append(progress, fmt.Sprintf("%d/%d", done, total)) },
 	})
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestReplayDeterministicExecutorAgrees(t *testing.T) {
 	assert.Empty(t, rep.Divergences)
 	assert.NotNil(t, rep.Divergences, "an empty list, not null, in JSON")
 	assert.Equal(t, Summary{
-		Requests: 4, Runs: DefaultRuns, Engines: []runtime.EngineName{one, two}, Executions: 24,
+		Requests: 4, Runs: DefaultRuns, Engines: []sandbox.EngineName{one, two}, Executions: 24,
 		Agreeing: 4,
 	}, rep.Summary)
 	assert.Equal(t, int64(2*2*DefaultRuns), exec.calls.Load(), "the executable requests ran 3 times on each engine")
@@ -135,18 +135,18 @@ func TestReplayDeterministicExecutorAgrees(t *testing.T) {
 func TestReplayNamesTheDivergentField(t *testing.T) {
 	tests := []struct {
 		name   string
-		script func(n int64, in runtime.Input) (runtime.Outcome, error)
+		script func(n int64, in sandbox.Input) (sandbox.Outcome, error)
 		field  string
 		values []string
 	}{
-		{"output changes between calls", func(n int64, _ runtime.Input) (runtime.Outcome, error) {
-			return runtime.Outcome{Kind: runtime.Completed, Output: fmt.Appendf(nil, `{"n":%d}`, n)}, nil
+		{"output changes between calls", func(n int64, _ sandbox.Input) (sandbox.Outcome, error) {
+			return sandbox.Outcome{Kind: sandbox.Completed, Output: fmt.Appendf(nil, `{"n":%d}`, n)}, nil
 		}, "output_digest", nil},
-		{"fuel changes between calls", func(n int64, in runtime.Input) (runtime.Outcome, error) {
-			return runtime.Outcome{Kind: runtime.Completed, Output: in.Bytes, FuelUsed: uint64(100 + n)}, nil
+		{"fuel changes between calls", func(n int64, in sandbox.Input) (sandbox.Outcome, error) {
+			return sandbox.Outcome{Kind: sandbox.Completed, Output: in.Bytes, FuelUsed: uint64(100 + n)}, nil
 		}, "fuel_used", []string{"101", "102"}},
-		{"only the message changes", func(n int64, _ runtime.Input) (runtime.Outcome, error) {
-			return runtime.Outcome{Kind: runtime.Failed, Message: fmt.Sprintf("attempt %d failed", n)}, nil
+		{"only the message changes", func(n int64, _ sandbox.Input) (sandbox.Outcome, error) {
+			return sandbox.Outcome{Kind: sandbox.Failed, Message: fmt.Sprintf("attempt %d failed", n)}, nil
 		}, "", nil},
 	}
 	for _, tt := range tests {
@@ -154,7 +154,7 @@ func TestReplayNamesTheDivergentField(t *testing.T) {
 			exec := &scriptedExecutor{id: "x", digest: digestA, script: tt.script}
 			rep, err := Run(context.Background(), Config{
 				Corpus:   corpusOf(`x {"k":1}`),
-				Runtimes: on(t, oneAction(func(runtime.EngineName) pipeline.Executor { return exec }), one),
+				Runtimes: on(t, oneAction(func(sandbox.EngineName) pipeline.Executor { return exec }), one),
 				Runs:     2,
 			})
 			require.NoError(t, err)
@@ -183,7 +183,7 @@ func TestReplayNamesTheDivergentField(t *testing.T) {
 				// Which run made which call depends on scheduling.
 				assert.ElementsMatch(t, tt.values, values)
 			}
-			assert.Equal(t, Summary{Requests: 1, Runs: 2, Engines: []runtime.EngineName{one}, Executions: 2, Divergent: 1}, rep.Summary)
+			assert.Equal(t, Summary{Requests: 1, Runs: 2, Engines: []sandbox.EngineName{one}, Executions: 2, Divergent: 1}, rep.Summary)
 			assert.Equal(t, Diverges, rep.Requests[0].Verdict)
 		})
 	}
@@ -193,9 +193,9 @@ func TestReplayAcrossEngines(t *testing.T) {
 	// The executor each engine's registry holds differs in its output.
 	rep, err := Run(context.Background(), Config{
 		Corpus: corpusOf(`x {"k":1}`),
-		Runtimes: on(t, oneAction(func(e runtime.EngineName) pipeline.Executor {
-			return &scriptedExecutor{id: "x", digest: digestA, script: func(int64, runtime.Input) (runtime.Outcome, error) {
-				return runtime.Outcome{Kind: runtime.Completed, Output: []byte(`"` + string(e) + `"`)}, nil
+		Runtimes: on(t, oneAction(func(e sandbox.EngineName) pipeline.Executor {
+			return &scriptedExecutor{id: "x", digest: digestA, script: func(int64, sandbox.Input) (sandbox.Outcome, error) {
+				return sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(`"` + string(e) + `"`)}, nil
 			}}
 		}), one, two),
 	})
@@ -214,8 +214,8 @@ func TestReplayAcrossEngines(t *testing.T) {
 	rep, err = Run(context.Background(), Config{
 		Corpus: corpusOf(`x {"k":1}`),
 		Runs:   1,
-		Runtimes: on(t, oneAction(func(e runtime.EngineName) pipeline.Executor {
-			d := map[runtime.EngineName]string{one: digestA, two: digestB}[e]
+		Runtimes: on(t, oneAction(func(e sandbox.EngineName) pipeline.Executor {
+			d := map[sandbox.EngineName]string{one: digestA, two: digestB}[e]
 			return &scriptedExecutor{id: "x", digest: d, script: echoing}
 		}), one, two),
 	})
@@ -225,12 +225,12 @@ func TestReplayAcrossEngines(t *testing.T) {
 }
 
 func TestReplayTimeoutsAreTimingDependent(t *testing.T) {
-	timeout := func(n int64, _ runtime.Input) (runtime.Outcome, error) {
-		return runtime.Outcome{Kind: runtime.Timeout, Message: "timeout_ms elapsed", FuelUsed: uint64(n * 1000)}, nil
+	timeout := func(n int64, _ sandbox.Input) (sandbox.Outcome, error) {
+		return sandbox.Outcome{Kind: sandbox.Timeout, Message: "timeout_ms elapsed", FuelUsed: uint64(n * 1000)}, nil
 	}
 	rep, err := Run(context.Background(), Config{
 		Corpus: corpusOf(`x 1`),
-		Runtimes: on(t, oneAction(func(runtime.EngineName) pipeline.Executor {
+		Runtimes: on(t, oneAction(func(sandbox.EngineName) pipeline.Executor {
 			return &scriptedExecutor{id: "x", digest: digestA, script: timeout}
 		}), one, two),
 	})
@@ -246,12 +246,12 @@ func TestReplayTimeoutsAreTimingDependent(t *testing.T) {
 	rep, err = Run(context.Background(), Config{
 		Corpus: corpusOf(`x 1`),
 		Runs:   2,
-		Runtimes: on(t, oneAction(func(runtime.EngineName) pipeline.Executor {
-			return &scriptedExecutor{id: "x", digest: digestA, script: func(n int64, in runtime.Input) (runtime.Outcome, error) {
+		Runtimes: on(t, oneAction(func(sandbox.EngineName) pipeline.Executor {
+			return &scriptedExecutor{id: "x", digest: digestA, script: func(n int64, in sandbox.Input) (sandbox.Outcome, error) {
 				if n == 1 {
 					return timeout(n, in)
 				}
-				return runtime.Outcome{Kind: runtime.Completed, FuelUsed: 5}, nil
+				return sandbox.Outcome{Kind: sandbox.Completed, FuelUsed: 5}, nil
 			}}
 		}), one),
 	})
@@ -266,10 +266,10 @@ func TestReplayTimeoutsAreTimingDependent(t *testing.T) {
 
 func TestReplayAgainstAuditLog(t *testing.T) {
 	ctx := context.Background()
-	upper := func(_ int64, in runtime.Input) (runtime.Outcome, error) {
-		return runtime.Outcome{Kind: runtime.Completed, Output: []byte(strings.ToUpper(string(in.Bytes))), FuelUsed: 3}, nil
+	upper := func(_ int64, in sandbox.Input) (sandbox.Outcome, error) {
+		return sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(strings.ToUpper(string(in.Bytes))), FuelUsed: 3}, nil
 	}
-	echo := func(n int64, in runtime.Input) (runtime.Outcome, error) { return echoing(n, in) }
+	echo := func(n int64, in sandbox.Input) (sandbox.Outcome, error) { return echoing(n, in) }
 
 	// What was audited: actions x and y through a registry whose x was
 	// "upper" and y "echo".
@@ -294,7 +294,7 @@ func TestReplayAgainstAuditLog(t *testing.T) {
 	verdicts := sink.Verdicts()
 
 	// The replay: x is now served by different code (echo, another module).
-	replayRegistry := func(_ context.Context, _ runtime.Engine) (*pipeline.Registry, error) {
+	replayRegistry := func(_ context.Context, _ sandbox.Engine) (*pipeline.Registry, error) {
 		reg := pipeline.NewRegistry()
 		_ = reg.AddExecutor("x", &scriptedExecutor{id: "x", digest: digestB, script: echo})
 		_ = reg.AddExecutor("y", &scriptedExecutor{id: "y", digest: digestA, script: echo})
@@ -344,16 +344,16 @@ func TestReplayAgainstAuditLog(t *testing.T) {
 // with it.
 type envEcho struct{ scriptedExecutor }
 
-func (e *envEcho) ExecuteWithEnv(_ context.Context, _ runtime.Input, env []byte) (runtime.Outcome, error) {
+func (e *envEcho) ExecuteWithEnv(_ context.Context, _ sandbox.Input, env []byte) (sandbox.Outcome, error) {
 	if env == nil {
 		env = []byte("null")
 	}
-	return runtime.Outcome{Kind: runtime.Completed, Output: env, FuelUsed: 1}, nil
+	return sandbox.Outcome{Kind: sandbox.Completed, Output: env, FuelUsed: 1}, nil
 }
 
 func TestReplayComparesEnvDigests(t *testing.T) {
 	ctx := context.Background()
-	registry := func(context.Context, runtime.Engine) (*pipeline.Registry, error) {
+	registry := func(context.Context, sandbox.Engine) (*pipeline.Registry, error) {
 		reg := pipeline.NewRegistry()
 		_ = reg.AddExecutor("x", &envEcho{scriptedExecutor{id: "x", digest: digestA}})
 		return reg, reg.AddAction("x", pipeline.Route{Executor: "x", Version: "*"})
@@ -401,7 +401,7 @@ func TestReplayComparesEnvDigests(t *testing.T) {
 
 func TestReplayErrors(t *testing.T) {
 	ctx := context.Background()
-	ok := oneAction(func(runtime.EngineName) pipeline.Executor {
+	ok := oneAction(func(sandbox.EngineName) pipeline.Executor {
 		return &scriptedExecutor{id: "x", digest: digestA, script: echoing}
 	})
 	corpus := corpusOf(`x 1`)
@@ -426,7 +426,7 @@ func TestReplayErrors(t *testing.T) {
 
 	bad := []Request{{Line: 1, Request: pipeline.ActionRequest{Action: "x", Payload: json.RawMessage(`1`)}}, {Line: 7, Request: pipeline.ActionRequest{Action: "x", Payload: json.RawMessage(`1`), TraceID: "abc"}}}
 	exec := &scriptedExecutor{id: "x", digest: digestA, script: echoing}
-	_, err = Run(ctx, Config{Corpus: bad, Runtimes: on(t, oneAction(func(runtime.EngineName) pipeline.Executor { return exec }), one)})
+	_, err = Run(ctx, Config{Corpus: bad, Runtimes: on(t, oneAction(func(sandbox.EngineName) pipeline.Executor { return exec }), one)})
 	assert.ErrorIs(t, err, pipeline.ErrInvalidRequest)
 	assert.EqualError(t, err, `corpus line 7: pipeline: invalid request: trace_id "abc" is not a UUID`)
 	assert.Zero(t, exec.calls.Load(), "nothing runs when an envelope is malformed")
@@ -435,9 +435,9 @@ func TestReplayErrors(t *testing.T) {
 	assert.EqualError(t, err, `corpus line 7: pipeline: invalid request: ts_utc "2026-01-01T00:00:00+01:00" is not in UTC`)
 
 	// An engine failure gives no verdict: the replay stops, naming the run.
-	broken := oneAction(func(runtime.EngineName) pipeline.Executor {
-		return &scriptedExecutor{id: "x", digest: digestA, script: func(int64, runtime.Input) (runtime.Outcome, error) {
-			return runtime.Outcome{}, errors.New("engine exploded")
+	broken := oneAction(func(sandbox.EngineName) pipeline.Executor {
+		return &scriptedExecutor{id: "x", digest: digestA, script: func(int64, sandbox.Input) (sandbox.Outcome, error) {
+			return sandbox.Outcome{}, errors.New("engine exploded")
 		}}
 	})
 	_, err = Run(ctx, Config{Corpus: corpus, Runtimes: on(t, broken, one), Runs: 1})
@@ -453,11 +453,11 @@ func TestReplayErrors(t *testing.T) {
 func TestCompareRuns(t *testing.T) {
 	out := strings.Repeat("cd", 32)
 	ok := func(engine string, run int, fuel uint64) replayed {
-		return replayed{source: Source{Engine: runtime.EngineName(engine), Run: run}, status: pipeline.StatusSuccess, reasons: []pipeline.ReasonCode{},
+		return replayed{source: Source{Engine: sandbox.EngineName(engine), Run: run}, status: pipeline.StatusSuccess, reasons: []pipeline.ReasonCode{},
 			outputDigest: &out, fuel: fuel, moduleDigest: digestA}
 	}
 	timedOut := func(engine string, run int, fuel uint64) replayed {
-		return replayed{source: Source{Engine: runtime.EngineName(engine), Run: run}, status: pipeline.StatusBlocked, reasons: []pipeline.ReasonCode{pipeline.ExecutorTimeout},
+		return replayed{source: Source{Engine: sandbox.EngineName(engine), Run: run}, status: pipeline.StatusBlocked, reasons: []pipeline.ReasonCode{pipeline.ExecutorTimeout},
 			fuel: fuel, moduleDigest: digestA}
 	}
 
@@ -514,7 +514,7 @@ func TestReplayRealExecutors(t *testing.T) {
 			"math.sort": {"executor": "sort", "version": "^1.0.0", "capabilities": ["MATH"]}
 		}}`), 0o600))
 	var rts []*wasmgate.Runtime
-	for _, name := range runtime.Engines() {
+	for _, name := range sandbox.Engines() {
 		rt, err := wasmgate.New(ctx, wasmgate.WithEngine(name), wasmgate.WithRegistryFile(config))
 		require.NoError(t, err)
 		defer rt.Close(ctx)
@@ -535,8 +535,8 @@ func TestReplayRealExecutors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, rep.Divergences)
 	assert.Equal(t, 6, rep.Summary.Agreeing)
-	assert.Equal(t, runtime.Engines(), rep.Summary.Engines)
-	assert.Equal(t, 6*2*len(runtime.Engines()), rep.Summary.Executions)
+	assert.Equal(t, sandbox.Engines(), rep.Summary.Engines)
+	assert.Equal(t, 6*2*len(sandbox.Engines()), rep.Summary.Executions)
 	var statuses []wasmgate.Status
 	for _, r := range rep.Requests[:5] {
 		assert.Regexp(t, "^[0-9a-f]{64}$", r.ModuleDigest)
@@ -555,11 +555,11 @@ func TestReplayHoldsItsRuntimesOpen(t *testing.T) {
 	ctx := context.Background()
 	started, finish := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	rts := on(t, oneAction(func(runtime.EngineName) pipeline.Executor {
-		return &scriptedExecutor{id: "x", digest: digestA, script: func(_ int64, in runtime.Input) (runtime.Outcome, error) {
+	rts := on(t, oneAction(func(sandbox.EngineName) pipeline.Executor {
+		return &scriptedExecutor{id: "x", digest: digestA, script: func(_ int64, in sandbox.Input) (sandbox.Outcome, error) {
 			once.Do(func() { close(started) })
 			<-finish
-			return runtime.Outcome{Kind: runtime.Completed, Output: in.Bytes}, nil
+			return sandbox.Outcome{Kind: sandbox.Completed, Output: in.Bytes}, nil
 		}}
 	}), one)
 	type outcome struct {

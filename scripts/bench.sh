@@ -33,7 +33,7 @@ detail() {
 	scripts/fetch-quickjs.sh >/dev/null 2>&1 || echo "bench: QuickJS not fetched; instrumenting it is skipped" >&2
 
 	pattern=${BENCH:-'BenchmarkPipeline|BenchmarkExecutorOnly|BenchmarkTightLoop|BenchmarkSortC|BenchmarkInstrument$'}
-	pkgs=${PKGS:-'./pipeline/ ./runtime/ ./runtime/internal/instrument/'}
+	pkgs=${PKGS:-'./pipeline/ ./internal/sandbox/ ./internal/sandbox/internal/instrument/'}
 	baseline=${BASELINE:-'native|plain'}
 	# shellcheck disable=SC2086 # pkgs is a list
 	"$GO" test -tags "${TAGS:-}" -run '^$' -bench "$pattern" -benchmem -count "$count" -benchtime "$benchtime" \

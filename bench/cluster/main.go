@@ -59,11 +59,11 @@ import (
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
-	"github.com/wasmgate/wasmgate/cluster"
+	"github.com/wasmgate/wasmgate/internal/cluster"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 const (
@@ -135,7 +135,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	eng, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	eng, err := sandbox.NewEngine(ctx, sandbox.NewConfig())
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ type latencyVariant struct {
 	sent   []string // trace ids, for the NATS variant's check
 }
 
-func latency(ctx context.Context, o options, tmp string, eng runtime.Engine, reg *pipeline.Registry) ([]*latencyVariant, error) {
+func latency(ctx context.Context, o options, tmp string, eng sandbox.Engine, reg *pipeline.Registry) ([]*latencyVariant, error) {
 	fileSink, err := audit.OpenFile(filepath.Join(tmp, "latency-audit.jsonl"))
 	if err != nil {
 		return nil, err

@@ -39,17 +39,17 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // workload is one measured execution, repeated.
 type workload struct {
 	kind, name string
 	input      []byte
-	limits     runtime.Limits
-	want       runtime.OutcomeKind
-	exec       func(context.Context, runtime.Input) (runtime.Outcome, error)
+	limits     sandbox.Limits
+	want       sandbox.OutcomeKind
+	exec       func(context.Context, sandbox.Input) (sandbox.Outcome, error)
 
 	calls []time.Duration
 	fuel  uint64
@@ -63,7 +63,7 @@ func main() {
 		spin()
 	}
 	rounds := flag.Int("rounds", 5, "measured calls of each workload (after one unmeasured call)")
-	engineName := flag.String("engine", string(runtime.EngineWazero), "the engine that runs the Wasm guests and the QuickJS engine")
+	engineName := flag.String("engine", string(sandbox.EngineWazero), "the engine that runs the Wasm guests and the QuickJS engine")
 	load := flag.Int("load", 0, "busy-loop processes to run meanwhile (2 on a 2-core machine: the loaded measurement)")
 	flag.Parse()
 	if *rounds < 1 || *load < 0 {
@@ -77,7 +77,7 @@ func main() {
 	}
 	defer stop()
 	start := time.Now()
-	if err := run(context.Background(), runtime.EngineName(*engineName), *rounds, *load); err != nil {
+	if err := run(context.Background(), sandbox.EngineName(*engineName), *rounds, *load); err != nil {
 		stop()
 		fmt.Fprintln(os.Stderr, "fuelrate:", err)
 		os.Exit(1)
@@ -125,8 +125,8 @@ func spin() {
 	}
 }
 
-func run(ctx context.Context, engineName runtime.EngineName, rounds, load int) error {
-	eng, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName))
+func run(ctx context.Context, engineName sandbox.EngineName, rounds, load int) error {
+	eng, err := sandbox.NewEngine(ctx, sandbox.NewConfig().WithEngine(engineName))
 	if err != nil {
 		return err
 	}
@@ -171,10 +171,10 @@ func run(ctx context.Context, engineName runtime.EngineName, rounds, load int) e
 	fmt.Println("|---|---:|---:|---:|---:|---:|")
 	for _, k := range []struct {
 		kind string
-		lim  runtime.Limits
+		lim  sandbox.Limits
 	}{
-		{"Wasm", runtime.Limits{}.WithDefaults(runtime.DefaultLimits)},
-		{"JS (QuickJS)", runtime.Limits{}.WithDefaults(new(jstool.Tool).DefaultLimits())},
+		{"Wasm", sandbox.Limits{}.WithDefaults(sandbox.DefaultLimits)},
+		{"JS (QuickJS)", sandbox.Limits{}.WithDefaults(new(jstool.Tool).DefaultLimits())},
 	} {
 		r := slowest[k.kind]
 		lasts := float64(k.lim.Fuel) / r
@@ -201,7 +201,7 @@ func loadAverage() string {
 // once runs the workload and checks that it ended as it should, with the
 // same fuel as before (fuel is deterministic).
 func (w *workload) once(ctx context.Context) (time.Duration, error) {
-	in := runtime.Input{Bytes: w.input, Digest: audit.DigestBytes(w.input), Limits: w.limits}
+	in := sandbox.Input{Bytes: w.input, Digest: audit.DigestBytes(w.input), Limits: w.limits}
 	t := time.Now()
 	out, err := w.exec(ctx, in)
 	d := time.Since(t)
@@ -223,18 +223,18 @@ func rate(fuel uint64, d time.Duration) string {
 }
 
 // generous limits let a workload run to its own end.
-var generous = runtime.Limits{TimeoutMs: 600_000, Fuel: 1 << 62, MemoryPages: 1024,
+var generous = sandbox.Limits{TimeoutMs: 600_000, Fuel: 1 << 62, MemoryPages: 1024,
 	MaxOutputBytes: 64 << 20, MaxPayloadBytes: 64 << 20}
 
 // endless limits stop an endless loop after fuel units.
-func endless(fuel uint64) runtime.Limits {
+func endless(fuel uint64) sandbox.Limits {
 	l := generous
 	l.Fuel = fuel
 	return l
 }
 
-func workloads(ctx context.Context, eng runtime.Engine) ([]workload, error) {
-	wasm := func(file string) (runtime.Module, error) {
+func workloads(ctx context.Context, eng sandbox.Engine) ([]workload, error) {
+	wasm := func(file string) (sandbox.Module, error) {
 		b, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {
 			return nil, err
@@ -247,19 +247,19 @@ func workloads(ctx context.Context, eng runtime.Engine) ([]workload, error) {
 			return nil, err
 		}
 		name := strings.NewReplacer(".js", "", ".mjs", "", ".", "_", "-", "_").Replace(filepath.Base(file))
-		return jstool.Load(ctx, eng, jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: name, Version: "1.0.0"}})
+		return jstool.Load(ctx, eng, jstool.Spec{Bundle: b, Manifest: sandbox.Manifest{ExecutorID: name, Version: "1.0.0"}})
 	}
 	var ws []workload
 	for _, m := range []struct {
 		file, name string
 		input      []byte
-		limits     runtime.Limits
-		want       runtime.OutcomeKind
+		limits     sandbox.Limits
+		want       sandbox.OutcomeKind
 	}{
-		{"loop.wasm", "endless loop (`loop.wasm`, stopped by 2 billion fuel)", []byte(`{}`), endless(2_000_000_000), runtime.FuelExhausted},
-		{"spin.wasm", "tight counted loop (`spin.wasm`, n = 300 million)", []byte(`{"n":300000000}`), generous, runtime.Completed},
-		{"sort.wasm", "C: parse, merge sort, print 200,000 integers (`sort.wasm`)", sortInput(200_000), generous, runtime.Completed},
-		{"textstats.wasm", "Go: 1 MiB of text, runes, ToUpper, Fields (`textstats.wasm`)", textInput(1 << 20), generous, runtime.Completed},
+		{"loop.wasm", "endless loop (`loop.wasm`, stopped by 2 billion fuel)", []byte(`{}`), endless(2_000_000_000), sandbox.FuelExhausted},
+		{"spin.wasm", "tight counted loop (`spin.wasm`, n = 300 million)", []byte(`{"n":300000000}`), generous, sandbox.Completed},
+		{"sort.wasm", "C: parse, merge sort, print 200,000 integers (`sort.wasm`)", sortInput(200_000), generous, sandbox.Completed},
+		{"textstats.wasm", "Go: 1 MiB of text, runes, ToUpper, Fields (`textstats.wasm`)", textInput(1 << 20), generous, sandbox.Completed},
 	} {
 		mod, err := wasm(m.file)
 		if err != nil {
@@ -271,14 +271,14 @@ func workloads(ctx context.Context, eng runtime.Engine) ([]workload, error) {
 	for _, t := range []struct {
 		file, name string
 		input      []byte
-		limits     runtime.Limits
-		want       runtime.OutcomeKind
+		limits     sandbox.Limits
+		want       sandbox.OutcomeKind
 	}{
-		{filepath.Join(tools, "tools", "endless.js"), "endless loop `for (;;) {}` (`endless.js`, stopped by 2 billion fuel)", []byte(`{}`), endless(2_000_000_000), runtime.FuelExhausted},
-		{filepath.Join(tools, "bench", "busy.js"), "integer loop (`busy.js`, n = 3 million)", []byte(`{"n":3000000}`), generous, runtime.Completed},
-		{filepath.Join(tools, "bench", "work.js"), "JSON, regexps, Map, sort, strings (`work.js`, n = 40)", []byte(`{"n":40}`), generous, runtime.Completed},
-		{filepath.Join(tools, "heavy", "sha3.mjs"), "SHA-3-256 of 300 KB in pure JS (`heavy/sha3.mjs`, js-sha3)", []byte(`{}`), generous, runtime.Completed},
-		{filepath.Join(tools, "compat", "tools", "mathjs.mjs"), "mathjs: evaluate, derivative, simplify, matrices (`compat/tools/mathjs.mjs`)", []byte(`{}`), generous, runtime.Completed},
+		{filepath.Join(tools, "tools", "endless.js"), "endless loop `for (;;) {}` (`endless.js`, stopped by 2 billion fuel)", []byte(`{}`), endless(2_000_000_000), sandbox.FuelExhausted},
+		{filepath.Join(tools, "bench", "busy.js"), "integer loop (`busy.js`, n = 3 million)", []byte(`{"n":3000000}`), generous, sandbox.Completed},
+		{filepath.Join(tools, "bench", "work.js"), "JSON, regexps, Map, sort, strings (`work.js`, n = 40)", []byte(`{"n":40}`), generous, sandbox.Completed},
+		{filepath.Join(tools, "heavy", "sha3.mjs"), "SHA-3-256 of 300 KB in pure JS (`heavy/sha3.mjs`, js-sha3)", []byte(`{}`), generous, sandbox.Completed},
+		{filepath.Join(tools, "compat", "tools", "mathjs.mjs"), "mathjs: evaluate, derivative, simplify, matrices (`compat/tools/mathjs.mjs`)", []byte(`{}`), generous, sandbox.Completed},
 	} {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(t.file), "node_modules")); err != nil && strings.HasSuffix(t.file, ".mjs") {
 			if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(t.file)), "node_modules")); err != nil {

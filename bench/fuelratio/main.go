@@ -5,8 +5,8 @@
 // (testdata/spin.wasm, 10^6 iterations) and on realistic C
 // (testdata/sort.wasm parsing, merge-sorting and printing 20,000 integers).
 //
-// It runs the runtime package's own benchmarks (BenchmarkTightLoop and
-// BenchmarkSortC, runtime/bench_test.go), built once into a test binary, in
+// It runs the sandbox package's own benchmarks (BenchmarkTightLoop and
+// BenchmarkSortC, internal/sandbox/bench_test.go), built once into a test binary, in
 // interleaved rounds: in each round every variant runs for -benchtime in a
 // process of its own, the order alternating from round to round, so that a
 // noisy stretch of a shared machine falls on both sides of a ratio. The
@@ -53,7 +53,7 @@ import (
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 )
 
-// workload is one benchmark of the runtime package and the variants
+// workload is one benchmark of the sandbox package and the variants
 // (sub-benchmarks) compared with its baseline.
 type workload struct {
 	line     string // the NAME of the "NAME VALUE" line
@@ -82,7 +82,7 @@ func main() {
 	benchtime := flag.Duration("benchtime", 300*time.Millisecond, "about how long each variant runs in each round")
 	set := flag.String("set", "wazero", "wazero (fuel: instrumented vs plain), wasmtime (fuel: instrumented and native fuel vs bare; needs the wasmtime build) or pipeline (the Wasm executor vs the native one through the pipeline)")
 	goCmd := flag.String("go", envOr("GO", "go"), "the go command that builds the test binary")
-	bin := flag.String("bin", "", "the set's test binary already built (go test -c ./runtime/) instead of building one")
+	bin := flag.String("bin", "", "the set's test binary already built (go test -c ./internal/sandbox/) instead of building one")
 	flag.Parse()
 	if *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "fuelratio: -rounds must be at least 1")
@@ -111,7 +111,7 @@ func workloads(set string) ([]*workload, string, []string, error) {
 		return []*workload{
 			{line: "fuel-tight-loop", what: "tight loop (`spin.wasm`, 10^6 iterations)", bench: "BenchmarkTightLoop", baseline: "plain", variants: []string{"instrumented"}, target: 1.5},
 			{line: "fuel-c-sort", what: "C sort (`sort.wasm`, 20,000 integers)", bench: "BenchmarkSortC", baseline: "plain", variants: []string{"instrumented"}, target: 1.1},
-		}, "runtime", nil, nil
+		}, "internal/sandbox", nil, nil
 	case "pipeline":
 		return []*workload{
 			{line: "wasm-pipeline-vs-native", bytes: "wasm-pipeline-bytes", what: "`math.sum` through the pipeline, memory audit (`BenchmarkPipeline`)", bench: "BenchmarkPipeline", baseline: "memory-audit/native", variants: []string{"memory-audit/wasm-wazero"}, target: 3},
@@ -120,7 +120,7 @@ func workloads(set string) ([]*workload, string, []string, error) {
 		return []*workload{
 			{line: "fuel-tight-loop-wasmtime", what: "tight loop on wasmtime", bench: "BenchmarkWasmtimeFuelTightLoop", baseline: "bare", variants: []string{"instrumented", "native-fuel"}, target: 1.5},
 			{line: "fuel-c-sort-wasmtime", what: "C sort on wasmtime", bench: "BenchmarkWasmtimeFuelSortC", baseline: "bare", variants: []string{"instrumented", "native-fuel"}, target: 1.1},
-		}, "runtime", []string{"-tags", "wasmtime"}, nil
+		}, "internal/sandbox", []string{"-tags", "wasmtime"}, nil
 	}
 	return nil, "", nil, fmt.Errorf("unknown -set %q (wazero, wasmtime or pipeline)", set)
 }
@@ -136,11 +136,11 @@ func run(goCmd, bin, set string, rounds int, benchtime time.Duration) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		bin = filepath.Join(dir, pkg+".test")
+		bin = filepath.Join(dir, filepath.Base(pkg)+".test")
 		build := exec.Command(goCmd, append(append([]string{"test", "-c", "-o", bin}, tags...), "./"+pkg+"/")...)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
-			return fmt.Errorf("building the runtime test binary: %w", err)
+			return fmt.Errorf("building the sandbox test binary: %w", err)
 		}
 	} else if bin, err = filepath.Abs(bin); err != nil {
 		return err

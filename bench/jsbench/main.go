@@ -35,8 +35,8 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // trimInput is the latency benchmark's payload, already canonical.
@@ -103,18 +103,18 @@ func run(ctx context.Context, o options) error {
 	// first Load also compiles (and instruments) the engine module, later
 	// ones reuse it.
 	t0 := time.Now()
-	eng, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	eng, err := sandbox.NewEngine(ctx, sandbox.NewConfig())
 	if err != nil {
 		return err
 	}
 	defer eng.Close(ctx)
-	trim, err := jstool.Load(ctx, eng, jstool.Spec{Bundle: trimBundle, Manifest: runtime.Manifest{ExecutorID: "trim", Version: "1.0.0"}})
+	trim, err := jstool.Load(ctx, eng, jstool.Spec{Bundle: trimBundle, Manifest: sandbox.Manifest{ExecutorID: "trim", Version: "1.0.0"}})
 	if err != nil {
 		return err
 	}
 	firstLoad := time.Since(t0)
 	t0 = time.Now()
-	busy, err := jstool.Load(ctx, eng, jstool.Spec{Bundle: busyBundle, Manifest: runtime.Manifest{ExecutorID: "busy", Version: "1.0.0"}})
+	busy, err := jstool.Load(ctx, eng, jstool.Spec{Bundle: busyBundle, Manifest: sandbox.Manifest{ExecutorID: "busy", Version: "1.0.0"}})
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func measureLatency(ctx context.Context, o options, tool *jstool.Tool, source []
 	if err != nil {
 		return nil, err
 	}
-	in := runtime.Input{Bytes: c.Bytes, Digest: audit.DigestBytes(c.Bytes)}
+	in := sandbox.Input{Bytes: c.Bytes, Digest: audit.DigestBytes(c.Bytes)}
 	want, err := execOnce(ctx, tool.Execute, in)
 	if err != nil {
 		return nil, err
@@ -210,12 +210,12 @@ func measureLatency(ctx context.Context, o options, tool *jstool.Tool, source []
 
 // execOnce runs one execution and returns its output, refusing anything but
 // a completed one, so that no figure can be the cost of a failure.
-func execOnce(ctx context.Context, exec func(context.Context, runtime.Input) (runtime.Outcome, error), in runtime.Input) ([]byte, error) {
+func execOnce(ctx context.Context, exec func(context.Context, sandbox.Input) (sandbox.Outcome, error), in sandbox.Input) ([]byte, error) {
 	out, err := exec(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	if out.Kind != runtime.Completed {
+	if out.Kind != sandbox.Completed {
 		return nil, fmt.Errorf("the execution did not complete: %s (%s)", out.Kind, out.Message)
 	}
 	return out.Output, nil
@@ -332,15 +332,15 @@ type memory struct {
 //   - The heap figure includes garbage not yet collected, and RSS what the
 //     Go runtime freed but has not returned to the OS; both overstate a
 //     little. RSS is read on Linux only.
-//   - The heap is read through runtime/metrics, not runtime.ReadMemStats:
+//   - The heap is read through runtime/metrics, not sandbox.ReadMemStats:
 //     ReadMemStats stops the world, which waits for every goroutine running
 //     guest code to reach a fuel refill.
 func measureMemory(ctx context.Context, tool *jstool.Tool, k, n int) (memory, error) {
 	payload := []byte(`{"n":` + strconv.Itoa(n) + `}`)
 	// Generous limits: k executions share GOMAXPROCS CPUs, so each takes up
 	// to k/GOMAXPROCS times as long as alone.
-	in := runtime.Input{Bytes: payload, Digest: audit.DigestBytes(payload),
-		Limits: runtime.Limits{TimeoutMs: 600_000, Fuel: 1 << 62}}
+	in := sandbox.Input{Bytes: payload, Digest: audit.DigestBytes(payload),
+		Limits: sandbox.Limits{TimeoutMs: 600_000, Fuel: 1 << 62}}
 	var m memory
 	t := time.Now()
 	if _, err := execOnce(ctx, tool.Execute, in); err != nil {

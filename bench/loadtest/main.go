@@ -46,9 +46,9 @@ import (
 	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/bench/internal/serveproc"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 const (
@@ -66,7 +66,7 @@ const (
 // manifest sets none (at its default --max-execution-time and
 // --max-body-bytes), so that the in-process path runs the tool as the
 // server does (fuel unset: a JS tool's default covers its timeout).
-var serverLimits = runtime.Limits{
+var serverLimits = sandbox.Limits{
 	TimeoutMs: 60_000, MemoryPages: 1024,
 	MaxPayloadBytes: 10 << 20, MaxOutputBytes: 10 << 20, MaxDepth: 64, MaxListItems: 100_000,
 }
@@ -127,7 +127,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	if err := layOutStore(store); err != nil {
 		return err
 	}
-	eng, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	eng, err := sandbox.NewEngine(ctx, sandbox.NewConfig())
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (l *load) throughput() float64 {
 
 // inProcess is the trim tool through a pipeline of this process, with the
 // audit sink of kind.
-func inProcess(ctx context.Context, eng runtime.Engine, store string, kind auditKind, tmp string) (*load, func(), error) {
+func inProcess(ctx context.Context, eng sandbox.Engine, store string, kind auditKind, tmp string) (*load, func(), error) {
 	src := pipeline.ExecutorSource{Package: packageName + "@" + version, Tool: toolName, ToolsDir: store}
 	reg, err := pipeline.RegistryForSource(ctx, eng, src, "", serverLimits, js.Kind())
 	if err != nil {

@@ -44,9 +44,9 @@ import (
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/internal/nativesum"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 func main() {
@@ -66,7 +66,7 @@ func main() {
 // and output (measured apart).
 type schemaless struct{ pipeline.Executor }
 
-func (s schemaless) Manifest() runtime.Manifest {
+func (s schemaless) Manifest() sandbox.Manifest {
 	m := s.Executor.Manifest()
 	m.InputSchema, m.OutputSchema = nil, nil
 	return m
@@ -107,12 +107,12 @@ func (v *variant) round(n int) error {
 
 func run(rounds, n, jsN int, lines bool) error {
 	ctx := context.Background()
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig())
+	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig())
 	if err != nil {
 		return err
 	}
 	defer engine.Close(ctx)
-	fresh, err := runtime.NewEngine(ctx, runtime.NewConfig().WithoutRecycling())
+	fresh, err := sandbox.NewEngine(ctx, sandbox.NewConfig().WithoutRecycling())
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func run(rounds, n, jsN int, lines bool) error {
 	jsCall := func(t *jstool.Tool) func() error {
 		return func() error {
 			o, err := t.Execute(ctx, in)
-			if err == nil && (o.Kind != runtime.Completed || string(o.Output) != `{"text":"hello world"}`) {
+			if err == nil && (o.Kind != sandbox.Completed || string(o.Output) != `{"text":"hello world"}`) {
 				err = fmt.Errorf("%v %s %s", o.Kind, o.Output, o.Message)
 			}
 			return err
@@ -221,7 +221,7 @@ func run(rounds, n, jsN int, lines bool) error {
 
 // pipelines builds the three pipelines of testdata/sum.wasm's action,
 // with the schemas its manifest declares when schemas is set.
-func pipelines(ctx context.Context, engine, fresh runtime.Engine, schemas bool) (native, wasm, wasmFresh *pipeline.Pipeline, err error) {
+func pipelines(ctx context.Context, engine, fresh sandbox.Engine, schemas bool) (native, wasm, wasmFresh *pipeline.Pipeline, err error) {
 	mod, err := os.ReadFile(filepath.Join("testdata", "sum.wasm"))
 	if err != nil {
 		return nil, nil, nil, err
@@ -239,11 +239,11 @@ func pipelines(ctx context.Context, engine, fresh runtime.Engine, schemas bool) 
 		}
 		return pipeline.New(reg, audit.NewDiscardSink()), nil
 	}
-	we, err := pipeline.LoadWasm(ctx, engine, mod, runtime.Manifest{})
+	we, err := pipeline.LoadWasm(ctx, engine, mod, sandbox.Manifest{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	wf, err := pipeline.LoadWasm(ctx, fresh, mod, runtime.Manifest{})
+	wf, err := pipeline.LoadWasm(ctx, fresh, mod, sandbox.Manifest{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -259,20 +259,20 @@ func pipelines(ctx context.Context, engine, fresh runtime.Engine, schemas bool) 
 
 const trimFile = "jstool/testdata/bench/trim.js"
 
-func jsTool(ctx context.Context, engine runtime.Engine) (*jstool.Tool, runtime.Input, error) {
+func jsTool(ctx context.Context, engine sandbox.Engine) (*jstool.Tool, sandbox.Input, error) {
 	b, err := jstool.BundleFile(trimFile)
 	if err != nil {
-		return nil, runtime.Input{}, err
+		return nil, sandbox.Input{}, err
 	}
-	t, err := jstool.Load(ctx, engine, jstool.Spec{Bundle: b, Manifest: runtime.Manifest{ExecutorID: "trim", Version: "1.0.0"}})
+	t, err := jstool.Load(ctx, engine, jstool.Spec{Bundle: b, Manifest: sandbox.Manifest{ExecutorID: "trim", Version: "1.0.0"}})
 	if err != nil {
-		return nil, runtime.Input{}, err
+		return nil, sandbox.Input{}, err
 	}
 	c, err := audit.Canonicalize([]byte(`{"text":"  hello world  "}`))
 	if err != nil {
-		return nil, runtime.Input{}, err
+		return nil, sandbox.Input{}, err
 	}
-	return t, runtime.Input{Bytes: c.Bytes, Digest: audit.DigestBytes(c.Bytes)}, nil
+	return t, sandbox.Input{Bytes: c.Bytes, Digest: audit.DigestBytes(c.Bytes)}, nil
 }
 
 // nodeScript runs the trim tool's source in a fresh context per call, as

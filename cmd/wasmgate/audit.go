@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/cluster"
+	"github.com/wasmgate/wasmgate/internal/cluster"
 )
 
 const auditHelp = `Usage:

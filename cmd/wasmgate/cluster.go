@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wasmgate/wasmgate/cluster"
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/cluster"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // natsFlags are the flags of every command that can reach a NATS deployment.
@@ -85,7 +85,7 @@ func (e env) workerCmd(ctx context.Context, args []string) int {
 	conc := fs.Int("concurrency", 0, "requests executed at once (default: one per CPU)")
 	ackWait := fs.Duration("ack-wait", 30*time.Second, "how long a request may go without a sign of life before it is delivered to another worker")
 	maxAck := fs.Int("max-ack-pending", 1000, "requests taken and not yet acknowledged, across all workers")
-	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
+	engineName := fs.String("engine", string(sandbox.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep fetched modules and compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
 	fs.Usage = func() {
@@ -109,7 +109,7 @@ func (e env) workerCmd(ctx context.Context, args []string) int {
 	case *logFormat != "text" && *logFormat != "json":
 		return e.fail("worker", usagef("--log-format must be text or json, not %q", *logFormat))
 	}
-	name, err := runtime.ParseEngineName(*engineName)
+	name, err := sandbox.ParseEngineName(*engineName)
 	if err != nil {
 		return e.fail("worker", usagef("--engine: %v", err))
 	}
@@ -119,7 +119,7 @@ func (e env) workerCmd(ctx context.Context, args []string) int {
 	}
 	logger := slog.New(handler)
 	dir := cacheDir(*cache)
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(dir))
+	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig().WithEngine(name).WithCompilationCacheDir(dir))
 	if err != nil {
 		return e.fail("worker", err)
 	}

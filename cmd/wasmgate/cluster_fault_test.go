@@ -25,11 +25,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/cluster"
+	"github.com/wasmgate/wasmgate/internal/cluster"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // TestClusterFaultTolerance is the fault test of the NATS scale-out: 1,000
@@ -158,7 +158,7 @@ func TestClusterFaultTolerance(t *testing.T) {
 	require.NotZero(t, killedLeaderAt, "the leader was shut down")
 
 	// Every request got the result a pipeline of this process gives it.
-	reg, err := pipeline.LoadRegistry(context.Background(), config, enginetest.Engine(t, runtime.EngineWazero), js.Kind())
+	reg, err := pipeline.LoadRegistry(context.Background(), config, enginetest.Engine(t, sandbox.EngineWazero), js.Kind())
 	require.NoError(t, err)
 	local := audit.NewMemorySink()
 	pipe := pipeline.New(reg, local)

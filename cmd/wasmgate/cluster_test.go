@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/cluster"
+	"github.com/wasmgate/wasmgate/internal/cluster"
 	"github.com/wasmgate/wasmgate/pipeline"
 )
 

@@ -183,7 +183,7 @@ func TestScriptTypeCheckRefusesFilesOutsideTheTree(t *testing.T) {
 }
 
 // pathologicalScript keeps the type checker going until a bound stops it.
-var pathologicalScript = filepath.Join("..", "..", "jstool", "tscheck", "testdata", "pathological.ts")
+var pathologicalScript = filepath.Join("..", "..", "internal", "tscheck", "testdata", "pathological.ts")
 
 func TestScriptTypeCheckBounds(t *testing.T) {
 	tests := []struct {

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	wgruntime "github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // The hostile-table fixtures of issue 12 against the built binary: a module
@@ -62,7 +62,7 @@ func requireLinux(t *testing.T) {
 // (wait4's ru_maxrss, the VmHWM the process had when it exited).
 func TestHostileTablesRun(t *testing.T) {
 	requireLinux(t)
-	for _, engine := range wgruntime.Engines() {
+	for _, engine := range sandbox.Engines() {
 		for _, tt := range hostileTables {
 			t.Run(string(engine)+"/"+tt.fixture, func(t *testing.T) {
 				rssFile := filepath.Join(t.TempDir(), "peak-rss")

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // inspectReport is what `wasmgate inspect` prints.
@@ -14,7 +14,7 @@ type inspectReport struct {
 	Admitted bool   `json:"admitted"`
 	// Problem says why admission refused the module.
 	Problem string `json:"problem,omitempty"`
-	runtime.ModuleInfo
+	sandbox.ModuleInfo
 }
 
 // inspectCmd prints what admission sees in a module. Exit 0 when the module
@@ -32,10 +32,10 @@ func (e env) inspectCmd(args []string) int {
 	if err != nil {
 		return e.fail("inspect", usagef("%v", err))
 	}
-	info, err := runtime.Inspect(wasm)
+	info, err := sandbox.Inspect(wasm)
 	rep := inspectReport{File: pos[0], Admitted: err == nil, ModuleInfo: info}
 	if err != nil {
-		if !errors.Is(err, runtime.ErrNotAdmitted) {
+		if !errors.Is(err, sandbox.ErrNotAdmitted) {
 			return e.fail("inspect", err)
 		}
 		rep.Problem = err.Error()

@@ -32,7 +32,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // Exit codes.
@@ -147,8 +147,8 @@ var engineUsage = "Wasm engine: " + engineList()
 
 // engineList names the engines of this build, comma-separated.
 func engineList() string {
-	names := make([]string, 0, len(runtime.Engines()))
-	for _, e := range runtime.Engines() {
+	names := make([]string, 0, len(sandbox.Engines()))
+	for _, e := range sandbox.Engines() {
 		names = append(names, string(e))
 	}
 	return strings.Join(names, ", ")
@@ -195,7 +195,7 @@ var limitFlags = map[string]string{
 // list limit of 0 admits no list items), not "the default", which is
 // leaving the flag out; a limit that would admit nothing at zero is a usage
 // error naming the flag.
-func zeroLimits(fs *flag.FlagSet, l runtime.Limits) (runtime.Limits, error) {
+func zeroLimits(fs *flag.FlagSet, l sandbox.Limits) (sandbox.Limits, error) {
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		name, ok := limitFlags[f.Name]

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/mcp"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 const mcpHelp = `Usage:
@@ -67,7 +67,7 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 	auditPath := fs.String("audit", "", "append every call's audit record to this JSON Lines file")
 	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
 	maxExec := fs.Duration("max-execution-time", 60*time.Second, "wall-clock limit of one tool call (an executor's timeout_ms applies within it)")
-	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
+	engineName := fs.String("engine", string(sandbox.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
 	maxLine := fs.Int("max-line-bytes", mcp.DefaultMaxLineBytes, "largest message (one line on stdin) accepted; a longer one is answered with a JSON-RPC error")
@@ -95,7 +95,7 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 	case *config == "" && *toolsDir == "":
 		return e.fail("mcp", usagef("--config FILE (or --tools-dir DIR, or --nats URL) is required: its actions are the tools"))
 	}
-	name, err := runtime.ParseEngineName(*engineName)
+	name, err := sandbox.ParseEngineName(*engineName)
 	if err != nil {
 		return e.fail("mcp", usagef("--engine: %v", err))
 	}
@@ -121,8 +121,8 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 	} else {
 		build := noRegistry
 		if *config != "" {
-			build = func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
-				return e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
+			build = func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error) {
+				return e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", sandbox.Limits{},
 					func(problem string) { logger.Warn("registry problem", "problem", problem) })
 			}
 		}
@@ -186,8 +186,8 @@ func loadInBackground(ctx context.Context, catalog *mcp.StoreCatalog, srv *mcp.S
 // storeToolLimits are the limits of an npm tool called over MCP where its
 // manifest is silent, as serve gives them: the call's wall-clock limit, and
 // room for ordinary inputs and outputs.
-func storeToolLimits(maxExec time.Duration) runtime.Limits {
-	return runtime.Limits{
+func storeToolLimits(maxExec time.Duration) sandbox.Limits {
+	return sandbox.Limits{
 		// Memory is a JS tool's default, for loading as for calls.
 		TimeoutMs:       maxExec.Milliseconds(),
 		MaxPayloadBytes: 10 << 20,

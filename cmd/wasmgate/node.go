@@ -9,9 +9,9 @@ import (
 	"slices"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 const nodeUsage = `Usage: wasmgate node [flags] FILE [ARGS...]
@@ -54,10 +54,10 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 	}
 	var auditFile, engineFlag, cacheDirFlag string
 	def := jstool.ProgramLimits
-	var limits runtime.Limits
+	var limits sandbox.Limits
 	fs.StringVar(&auditFile, "audit", "", "append the run's audit records to this JSON Lines file")
 	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
-	fs.StringVar(&engineFlag, "engine", string(runtime.EngineWazero), engineUsage)
+	fs.StringVar(&engineFlag, "engine", string(sandbox.EngineWazero), engineUsage)
 	fs.StringVar(&cacheDirFlag, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.Int64Var(&limits.TimeoutMs, "timeout-ms", 0, fmt.Sprintf("the program's wall-clock limit in milliseconds (default %d)", def.TimeoutMs))
 	fs.Uint64Var(&limits.Fuel, "fuel", 0, fmt.Sprintf("the program's instruction budget (default: what the time limit covers, %d at the default)", def.Fuel))
@@ -79,7 +79,7 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 		return e.fail("node", usagef("%v", err))
 	}
 	lim := limits.WithDefaults(def)
-	engineName, err := runtime.ParseEngineName(engineFlag)
+	engineName, err := sandbox.ParseEngineName(engineFlag)
 	if err != nil {
 		return e.fail("node", usagef("--engine: %v", err))
 	}
@@ -100,8 +100,8 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
 	var prog *jstool.Program
-	err = rt.UseEngine(ctx, func(_ context.Context, engine runtime.Engine) (err error) {
-		prog, err = jstool.NewProgram(engine, bundle, runtime.Manifest{ExecutorID: "node", Version: jstool.NodeVersion}, jstool.ProgramOptions{
+	err = rt.UseEngine(ctx, func(_ context.Context, engine sandbox.Engine) (err error) {
+		prog, err = jstool.NewProgram(engine, bundle, sandbox.Manifest{ExecutorID: "node", Version: jstool.NodeVersion}, jstool.ProgramOptions{
 			// As node's, argv[1] is the program's absolute path, __filename of
 			// its entry, but in the program's virtual tree (jstool.ProgramRoot):
 			// the host's layout (the user's home, a server's paths) is not the
@@ -142,7 +142,7 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 
 // nodeReason is the one line that says which limit stopped a program, by
 // the flag that sets it.
-func nodeReason(res pipeline.ActionResult, lim runtime.Limits) string {
+func nodeReason(res pipeline.ActionResult, lim sandbox.Limits) string {
 	has := func(c pipeline.ReasonCode) bool { return slices.Contains(res.ReasonCodes, c) }
 	switch {
 	case has(pipeline.AuditLogFailed):

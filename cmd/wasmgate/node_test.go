@@ -18,7 +18,7 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/testenv"
-	"github.com/wasmgate/wasmgate/protocol/toolproto"
+	"github.com/wasmgate/wasmgate/internal/toolproto"
 )
 
 func nodeCLI(name string) string { return td(filepath.Join("nodecli", name)) }

@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/wasmgate/wasmgate/runtime"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
 
 // packCmd embeds a manifest into a module's wasmgate.manifest section, for
@@ -32,7 +32,7 @@ func (e env) packCmd(args []string) int {
 	if err != nil {
 		return e.fail("pack", usagef("%v", err))
 	}
-	packed, err := runtime.PackManifest(wasm, m)
+	packed, err := sandbox.PackManifest(wasm, m)
 	if err != nil {
 		return e.fail("pack", usagef("%s: %v", *manifest, err))
 	}

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/cluster"
+	"github.com/wasmgate/wasmgate/internal/cluster"
+	"github.com/wasmgate/wasmgate/internal/jsonrpc"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/protocol/jsonrpc"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 const repHelp = `Usage:
@@ -69,7 +69,7 @@ Events (REP section 7): {type:"log", timestamp, seq, level, message, step_id?}
   timestamps are RFC 3339 UTC with milliseconds; an action step's result is
   its audited verdict. A node no edge leads to is reported by a log event.
 
-Flow IR 1.0.0 (protocol/jsonrpc/flow/schema.json): {version:"1.0.0",
+Flow IR 1.0.0 (internal/jsonrpc/flow/schema.json): {version:"1.0.0",
   flow:{name, timeout_ms}, constants:{policyRef, policy}, inputs_schema,
   graph:{nodes:[{id, type, with, timeout_ms, retry:{max, backoff_ms}}],
   edges:[{from, to, on:"success"|"failure", case?}]}, metadata:{generated_at,
@@ -111,7 +111,7 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
 	concurrency := fs.Int("concurrency", jsonrpc.DefaultConcurrency, "runs executing at once; more wait")
 	resultsFlag := fs.String("results", "full", resultsUsage+"; digest-only: Poll reports no step outputs, only their digests")
-	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
+	engineName := fs.String("engine", string(sandbox.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	var nf natsFlags
 	nf.register(fs, "dispatch every step to the workers of this NATS JetStream deployment (instead of --config)")
@@ -139,7 +139,7 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail("rep", err)
 	}
-	name, err := runtime.ParseEngineName(*engineName)
+	name, err := sandbox.ParseEngineName(*engineName)
 	if err != nil {
 		return e.fail("rep", usagef("--engine: %v", err))
 	}
@@ -187,7 +187,7 @@ func (e env) repCmd(ctx context.Context, args []string) int {
 // repRunner is what executes rep's steps: a pipeline of this process on
 // the registry of config, audited to auditPath, or with --nats a client of
 // the deployment's workers. closeFn releases it.
-func (e env) repRunner(ctx context.Context, nf natsFlags, name runtime.EngineName, cache, config, auditPath string, lockWait time.Duration, logger *slog.Logger) (runner pipeline.Runner, closeFn func(), err error) {
+func (e env) repRunner(ctx context.Context, nf natsFlags, name sandbox.EngineName, cache, config, auditPath string, lockWait time.Duration, logger *slog.Logger) (runner pipeline.Runner, closeFn func(), err error) {
 	var closers []func()
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -219,8 +219,8 @@ func (e env) repRunner(ctx context.Context, nf natsFlags, name runtime.EngineNam
 		return client, closeFn, nil
 	}
 	rt, err := openRuntime(ctx, runtimeFlags{engine: name, cacheDir: cache, audit: auditPath, lockWait: lockWait},
-		func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
-			return e.loadRegistry(ctx, engine, sourceFlags{config: config}, "", runtime.Limits{},
+		func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error) {
+			return e.loadRegistry(ctx, engine, sourceFlags{config: config}, "", sandbox.Limits{},
 				func(problem string) { logger.Warn("registry problem", "problem", problem) })
 		})
 	if err != nil {

@@ -16,9 +16,9 @@ import (
 
 	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/replay"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 const replayHelp = `Usage:
@@ -159,12 +159,12 @@ func (e env) replay(ctx context.Context, f replayFlags) (replay.Report, error) {
 	var first *pipeline.Registry
 	for i, name := range names {
 		rt, err := wg.New(ctx, wg.WithEngine(name), wg.WithCompilationCacheDir(cacheDir("")),
-			wg.WithRegistry(func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
+			wg.WithRegistry(func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error) {
 				var warn func(string)
 				if i == 0 {
 					warn = func(problem string) { fmt.Fprintf(e.stderr, "wasmgate replay: warning: %s\n", problem) }
 				}
-				reg, err := e.loadRegistry(ctx, engine, f.src, "", runtime.Limits{}, warn)
+				reg, err := e.loadRegistry(ctx, engine, f.src, "", sandbox.Limits{}, warn)
 				if i == 0 {
 					first = reg
 				}
@@ -199,13 +199,13 @@ func (e env) replay(ctx context.Context, f replayFlags) (replay.Report, error) {
 }
 
 // parseEngines reads --engines: names separated by commas, or "all".
-func parseEngines(s string) ([]runtime.EngineName, error) {
+func parseEngines(s string) ([]sandbox.EngineName, error) {
 	if strings.TrimSpace(s) == "all" {
-		return runtime.Engines(), nil
+		return sandbox.Engines(), nil
 	}
-	var names []runtime.EngineName
+	var names []sandbox.EngineName
 	for _, part := range strings.Split(s, ",") {
-		name, err := runtime.ParseEngineName(strings.TrimSpace(part))
+		name, err := sandbox.ParseEngineName(strings.TrimSpace(part))
 		if err != nil {
 			return nil, usagef("--engines: %v", err)
 		}

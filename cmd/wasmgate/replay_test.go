@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // replayReport is what `wasmgate replay --json` prints, as its help
@@ -140,7 +140,7 @@ func allRecords(t *testing.T, path string) []audit.Record {
 // built with the same tags).
 func engineNames() []string {
 	var names []string
-	for _, e := range runtime.Engines() {
+	for _, e := range sandbox.Engines() {
 		names = append(names, string(e))
 	}
 	return names
@@ -156,8 +156,8 @@ func engineNames() []string {
 // build without it (make test-wasmtime).
 func comparedEngines() []string {
 	var names []string
-	for _, e := range runtime.Engines() {
-		if testenv.Race && e == runtime.EngineWazeroInterp {
+	for _, e := range sandbox.Engines() {
+		if testenv.Race && e == sandbox.EngineWazeroInterp {
 			continue
 		}
 		names = append(names, string(e))

@@ -14,10 +14,10 @@ import (
 
 	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/cluster"
+	"github.com/wasmgate/wasmgate/internal/cluster"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 type runFlags struct {
@@ -25,7 +25,7 @@ type runFlags struct {
 	action                    string
 	input, inputFile, audit   string
 	engine, cacheDir, traceID string
-	limits                    runtime.Limits
+	limits                    sandbox.Limits
 	results                   string
 	auditLockWait             time.Duration
 	nats                      natsFlags
@@ -42,7 +42,7 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	fs.StringVar(&f.inputFile, "input-file", "", "read the payload from this file")
 	fs.StringVar(&f.audit, "audit", "", "append the audit record to this JSON Lines file")
 	fs.DurationVar(&f.auditLockWait, "audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
-	fs.StringVar(&f.engine, "engine", string(runtime.EngineWazero), engineUsage)
+	fs.StringVar(&f.engine, "engine", string(sandbox.EngineWazero), engineUsage)
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.StringVar(&f.traceID, "trace-id", "", "trace id (UUID) of the request (default: random)")
 	fs.StringVar(&f.results, "results", "full", resultsUsage)
@@ -157,7 +157,7 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 	if err != nil {
 		return none, usagef("--results: %v", err)
 	}
-	engineName, err := runtime.ParseEngineName(f.engine)
+	engineName, err := sandbox.ParseEngineName(f.engine)
 	if err != nil {
 		return none, usagef("--engine: %v", err)
 	}
@@ -167,7 +167,7 @@ func (e env) execute(ctx context.Context, f runFlags) (pipeline.ActionResult, er
 	}
 
 	rf := runtimeFlags{engine: engineName, cacheDir: f.cacheDir, audit: f.audit, lockWait: f.auditLockWait, results: results}
-	rt, err := openRuntime(ctx, rf, func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
+	rt, err := openRuntime(ctx, rf, func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error) {
 		return e.loadRegistry(ctx, engine, f.src, f.action, f.limits,
 			func(problem string) { fmt.Fprintf(e.stderr, "wasmgate run: warning: %s\n", problem) })
 	})
@@ -317,7 +317,7 @@ func (f sourceFlags) store() jstool.Store {
 // code or an unusable configuration into usage errors. A package not yet in
 // the tool store is added first. warn, when not nil, receives the
 // configuration's broken routes.
-func (e env) loadRegistry(ctx context.Context, engine runtime.Engine, f sourceFlags, action string, limits runtime.Limits, warn func(string)) (*pipeline.Registry, error) {
+func (e env) loadRegistry(ctx context.Context, engine sandbox.Engine, f sourceFlags, action string, limits sandbox.Limits, warn func(string)) (*pipeline.Registry, error) {
 	if f.single() {
 		if f.pkg != "" {
 			if err := e.ensureInstalled(ctx, f.store(), f.pkg); err != nil {

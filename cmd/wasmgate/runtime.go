@@ -6,15 +6,15 @@ import (
 
 	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // runtimeFlags are what every command that executes is given in the same
 // flags (--engine, --cache-dir, --audit, --audit-lock-wait, --results), from
 // which it opens its one Runtime.
 type runtimeFlags struct {
-	engine   runtime.EngineName
+	engine   sandbox.EngineName
 	cacheDir string // the --cache-dir flag, as cacheDir reads it
 	audit    string // empty: records are checked and dropped
 	lockWait time.Duration
@@ -28,7 +28,7 @@ type runtimeFlags struct {
 //
 // New's; an audit log that is torn or held says what to do about it
 // (auditLogError), and a negative --audit-lock-wait is a usage error.
-func openRuntime(ctx context.Context, f runtimeFlags, build func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error)) (*wg.Runtime, error) {
+func openRuntime(ctx context.Context, f runtimeFlags, build func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error)) (*wg.Runtime, error) {
 	opts := []wg.Option{
 		wg.WithEngine(f.engine),
 		wg.WithCompilationCacheDir(cacheDir(f.cacheDir)),
@@ -65,6 +65,6 @@ func (r openedRegistry) Actions() []string { return r.actions }
 
 // noRegistry builds the registry of a command whose Runtime starts with
 // none: its fronts add what their callers name.
-func noRegistry(context.Context, runtime.Engine) (*pipeline.Registry, error) {
+func noRegistry(context.Context, sandbox.Engine) (*pipeline.Registry, error) {
 	return pipeline.NewRegistry(), nil
 }

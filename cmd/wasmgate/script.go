@@ -8,10 +8,10 @@ import (
 	"os"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
+	"github.com/wasmgate/wasmgate/internal/tscheck"
 	"github.com/wasmgate/wasmgate/jstool"
-	"github.com/wasmgate/wasmgate/jstool/tscheck"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 var scriptUsage = `Usage: wasmgate script FILE.ts [--config FILE] [--audit FILE] [--no-check] [--emit-types DIR] [flags]
@@ -62,11 +62,11 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 		fs.PrintDefaults()
 	}
 	var config, auditFile, engineFlag, cacheDirFlag string
-	limits := runtime.Limits{MemoryPages: jstool.ScriptLimits.MemoryPages}
+	limits := sandbox.Limits{MemoryPages: jstool.ScriptLimits.MemoryPages}
 	fs.StringVar(&config, "config", "", "registry configuration (JSON) whose actions the script calls (default: none)")
 	fs.StringVar(&auditFile, "audit", "", "append one audit record per tool call to this JSON Lines file")
 	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
-	fs.StringVar(&engineFlag, "engine", string(runtime.EngineWazero), engineUsage)
+	fs.StringVar(&engineFlag, "engine", string(sandbox.EngineWazero), engineUsage)
 	fs.StringVar(&cacheDirFlag, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	fs.Int64Var(&limits.TimeoutMs, "timeout-ms", jstool.ScriptLimits.TimeoutMs, "the script's wall-clock limit in milliseconds, tool calls included")
 	fs.Uint64Var(&limits.Fuel, "fuel", jstool.ScriptLimits.Fuel, "the script's instruction budget (tool calls have their own)")
@@ -88,7 +88,7 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	if err := limits.Validate(); err != nil {
 		return e.fail("script", usagef("%v", err))
 	}
-	engineName, err := runtime.ParseEngineName(engineFlag)
+	engineName, err := sandbox.ParseEngineName(engineFlag)
 	if err != nil {
 		return e.fail("script", usagef("--engine: %v", err))
 	}
@@ -101,14 +101,14 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	checker := tscheck.Default()
 	checker.Timeout, checker.MaxMemory = *checkTimeout, *checkMemoryMB<<20
 
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(engineName).WithCompilationCacheDir(cacheDir(cacheDirFlag)))
+	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig().WithEngine(engineName).WithCompilationCacheDir(cacheDir(cacheDirFlag)))
 	if err != nil {
 		return e.fail("script", err)
 	}
 	defer engine.Close(ctx)
 	reg := pipeline.NewRegistry()
 	if config != "" {
-		reg, err = e.loadRegistry(ctx, engine, sourceFlags{config: config}, "", runtime.Limits{},
+		reg, err = e.loadRegistry(ctx, engine, sourceFlags{config: config}, "", sandbox.Limits{},
 			func(problem string) { fmt.Fprintf(e.stderr, "wasmgate script: warning: %s\n", problem) })
 		if err != nil {
 			return e.fail("script", err)
@@ -172,23 +172,23 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	}
 	lim := limits.WithDefaults(jstool.ScriptLimits)
 	switch out.Kind {
-	case runtime.Completed:
+	case sandbox.Completed:
 		if len(out.Output) > 0 {
 			fmt.Fprintf(e.stdout, "%s\n", out.Output)
 		}
 		return exitSuccess
-	case runtime.Failed, runtime.OutputNotJSON:
+	case sandbox.Failed, sandbox.OutputNotJSON:
 		fmt.Fprintf(e.stderr, "wasmgate script: %s\n", out.Message)
 		return exitFailed
-	case runtime.FuelExhausted:
+	case sandbox.FuelExhausted:
 		fmt.Fprintf(e.stderr, "wasmgate script: the script ran out of fuel (--fuel %d)\n", lim.Fuel)
-	case runtime.Timeout:
+	case sandbox.Timeout:
 		fmt.Fprintf(e.stderr, "wasmgate script: the script ran out of time (--timeout-ms %d)\n", lim.TimeoutMs)
-	case runtime.MemoryExhausted:
+	case sandbox.MemoryExhausted:
 		fmt.Fprintf(e.stderr, "wasmgate script: the script ran out of memory (--memory-pages %d): %s\n", lim.MemoryPages, out.Message)
-	case runtime.StackExhausted:
+	case sandbox.StackExhausted:
 		fmt.Fprintf(e.stderr, "wasmgate script: the script recursed too deeply: %s\n", out.Message)
-	case runtime.OutputTooLarge:
+	case sandbox.OutputTooLarge:
 		fmt.Fprintf(e.stderr, "wasmgate script: the script's result is larger than %d bytes\n", lim.MaxOutputBytes)
 	default:
 		fmt.Fprintf(e.stderr, "wasmgate script: the script stopped: %s: %s\n", out.Kind, out.Message)

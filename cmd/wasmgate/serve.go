@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/cluster"
+	"github.com/wasmgate/wasmgate/internal/cluster"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/weborigin"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/httpexec"
 	"github.com/wasmgate/wasmgate/protocol/mcp"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 const serveHelp = `Usage:
@@ -76,7 +76,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	queueLength := fs.Int("queue-length", httpexec.DefaultQueueLength, "calls that may wait for a slot at once (each holds its request body)")
 	npmAllow := fs.String("npm-allow", "", "npm packages a request may name beyond the registry: comma-separated patterns on package names (@tpmjs/*; * for any). Default: none with --config, * without")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
-	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
+	engineName := fs.String("engine", string(sandbox.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	maxBody := fs.Int64("max-body-bytes", httpexec.DefaultMaxBodyBytes, "largest request body accepted")
 	maxExec := fs.Duration("max-execution-time", httpexec.DefaultMaxExecutionTime, "wall-clock limit of one tool call, advertised by /info (the protocol asks for at least 60s; less is for tests)")
@@ -123,7 +123,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 			return e.fail("serve", err)
 		}
 	}
-	name, err := runtime.ParseEngineName(*engineName)
+	name, err := sandbox.ParseEngineName(*engineName)
 	if err != nil {
 		return e.fail("serve", usagef("--engine: %v", err))
 	}
@@ -156,8 +156,8 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 
 	build := noRegistry
 	if *config != "" {
-		build = func(ctx context.Context, engine runtime.Engine) (*pipeline.Registry, error) {
-			return e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
+		build = func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error) {
+			return e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", sandbox.Limits{},
 				func(problem string) { logger.Warn("registry problem", "problem", problem) })
 		}
 		if allow == nil {

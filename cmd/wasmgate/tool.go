@@ -14,9 +14,9 @@ import (
 
 	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
+	"github.com/wasmgate/wasmgate/internal/toolproto"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/protocol/toolproto"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 const toolHelp = `Usage:
@@ -213,7 +213,7 @@ func (e env) toolServeCmd(ctx context.Context, args []string) int {
 		}
 		return toolproto.ExitCode(terminal)
 	}
-	rt, err := openRuntime(ctx, runtimeFlags{engine: runtime.EngineWazero, audit: f.audit, lockWait: f.auditLockWait, results: results}, noRegistry)
+	rt, err := openRuntime(ctx, runtimeFlags{engine: sandbox.EngineWazero, audit: f.audit, lockWait: f.auditLockWait, results: results}, noRegistry)
 	switch {
 	case err != nil && f.audit != "" && !errors.Is(err, wg.ErrInvalidOption):
 		// The audit log is what fails to open, but for an engine that

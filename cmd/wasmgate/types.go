@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/wasmgate/wasmgate/internal/sandbox"
+	"github.com/wasmgate/wasmgate/internal/tscheck"
 	"github.com/wasmgate/wasmgate/jstool"
-	"github.com/wasmgate/wasmgate/jstool/tscheck"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 const typesUsage = `Usage: wasmgate types --config FILE [--out DIR]
@@ -45,7 +45,7 @@ func (e env) typesCmd(ctx context.Context, args []string) int {
 	}
 	config := fs.String("config", "", "registry configuration (JSON) whose actions are declared (required)")
 	out := fs.String("out", ".", "directory the declarations are written into")
-	engineName := fs.String("engine", string(runtime.EngineWazero), engineUsage)
+	engineName := fs.String("engine", string(sandbox.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -57,16 +57,16 @@ func (e env) typesCmd(ctx context.Context, args []string) int {
 	case *config == "":
 		return e.fail("types", usagef("--config FILE is required: its actions are what is declared"))
 	}
-	name, err := runtime.ParseEngineName(*engineName)
+	name, err := sandbox.ParseEngineName(*engineName)
 	if err != nil {
 		return e.fail("types", usagef("--engine: %v", err))
 	}
-	engine, err := runtime.NewEngine(ctx, runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(*cache)))
+	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(*cache)))
 	if err != nil {
 		return e.fail("types", err)
 	}
 	defer engine.Close(ctx)
-	reg, err := e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", runtime.Limits{},
+	reg, err := e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", sandbox.Limits{},
 		func(problem string) { fmt.Fprintf(e.stderr, "wasmgate types: warning: %s\n", problem) })
 	if err != nil {
 		return e.fail("types", err)

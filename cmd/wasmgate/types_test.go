@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wasmgate/wasmgate/jstool/tscheck"
+	"github.com/wasmgate/wasmgate/internal/tscheck"
 )
 
 // A TypeScript script is type-checked against the registry's declarations

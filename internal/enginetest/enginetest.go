@@ -14,32 +14,32 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // Config is the default configuration of engine name, with the tests'
 // compilation cache.
-func Config(name runtime.EngineName) runtime.Config {
-	return runtime.NewConfig().WithEngine(name).WithCompilationCacheDir(testenv.CacheDir())
+func Config(name sandbox.EngineName) sandbox.Config {
+	return sandbox.NewConfig().WithEngine(name).WithCompilationCacheDir(testenv.CacheDir())
 }
 
 var (
 	mu     sync.Mutex
-	shared = map[runtime.EngineName]runtime.Engine{}
+	shared = map[sandbox.EngineName]sandbox.Engine{}
 )
 
 // Engine returns the test binary's engine name, made on first use and never
 // closed (it lives as long as the binary). It is safe for concurrent use, as
 // every Engine is; do not close it.
-func Engine(t testing.TB, name runtime.EngineName) runtime.Engine {
+func Engine(t testing.TB, name sandbox.EngineName) sandbox.Engine {
 	t.Helper()
 	mu.Lock()
 	defer mu.Unlock()
 	if e, ok := shared[name]; ok {
 		return e
 	}
-	e, err := runtime.NewEngine(context.Background(), Config(name))
+	e, err := sandbox.NewEngine(context.Background(), Config(name))
 	if err != nil {
 		t.Fatalf("engine %s: %v", name, err)
 	}
@@ -50,9 +50,9 @@ func Engine(t testing.TB, name runtime.EngineName) runtime.Engine {
 // New returns an engine of t's own, with the tests' compilation cache,
 // closed when t ends: for a test that closes it, or must see it start
 // empty.
-func New(t testing.TB, name runtime.EngineName) runtime.Engine {
+func New(t testing.TB, name sandbox.EngineName) sandbox.Engine {
 	t.Helper()
-	e, err := runtime.NewEngine(context.Background(), Config(name))
+	e, err := sandbox.NewEngine(context.Background(), Config(name))
 	if err != nil {
 		t.Fatalf("engine %s: %v", name, err)
 	}
@@ -61,11 +61,11 @@ func New(t testing.TB, name runtime.EngineName) runtime.Engine {
 }
 
 // All returns the shared engine of every engine of this build, in
-// runtime.Engines' order: for tests that compare the engines' results.
-func All(t testing.TB) []runtime.Engine {
+// sandbox.Engines' order: for tests that compare the engines' results.
+func All(t testing.TB) []sandbox.Engine {
 	t.Helper()
-	var all []runtime.Engine
-	for _, name := range runtime.Engines() {
+	var all []sandbox.Engine
+	for _, name := range sandbox.Engines() {
 		all = append(all, Engine(t, name))
 	}
 	return all
@@ -75,9 +75,9 @@ func All(t testing.TB) []runtime.Engine {
 // of this build (wazero's compiler and interpreter, and wasmtime in builds
 // with it), each in a subtest named after the engine, one after the other,
 // so that code after Each may compare what the subtests saw.
-func Each(t *testing.T, f func(t *testing.T, e runtime.Engine)) {
+func Each(t *testing.T, f func(t *testing.T, e sandbox.Engine)) {
 	t.Helper()
-	for _, name := range runtime.Engines() {
+	for _, name := range sandbox.Engines() {
 		t.Run(string(name), func(t *testing.T) { f(t, Engine(t, name)) })
 	}
 }
@@ -91,10 +91,10 @@ func Each(t *testing.T, f func(t *testing.T, e runtime.Engine)) {
 // not how a tool behaves: it runs every form of JS tool and toolscript in
 // the cross-engine suite (pipeline/crossengine_test.go), and the tests
 // that compare the engines' results take it from JSEnginesCompared.
-func JSEngines() []runtime.EngineName {
-	var names []runtime.EngineName
-	for _, name := range runtime.Engines() {
-		if name != runtime.EngineWazeroInterp {
+func JSEngines() []sandbox.EngineName {
+	var names []sandbox.EngineName
+	for _, name := range sandbox.Engines() {
+		if name != sandbox.EngineWazeroInterp {
 			names = append(names, name)
 		}
 	}
@@ -107,10 +107,10 @@ func JSEngines() []runtime.EngineName {
 // build with the race detector, which has nothing in it to watch that the
 // compiler's runs do not already cover. The interpreter's runs stay in
 // the suite without the race detector (`make test-wasmtime`).
-func JSEnginesCompared() []runtime.EngineName {
-	var names []runtime.EngineName
-	for _, name := range runtime.Engines() {
-		if testenv.Race && name == runtime.EngineWazeroInterp {
+func JSEnginesCompared() []sandbox.EngineName {
+	var names []sandbox.EngineName
+	for _, name := range sandbox.Engines() {
+		if testenv.Race && name == sandbox.EngineWazeroInterp {
 			continue
 		}
 		names = append(names, name)

@@ -3,7 +3,7 @@ package jshost
 import (
 	"context"
 	"encoding/json"
-	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/host"
 	"math/rand/v2"
 	goruntime "runtime"
 	"strings"

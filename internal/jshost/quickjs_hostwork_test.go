@@ -5,7 +5,7 @@ import (
 	"crypto"
 	"crypto/pbkdf2"
 	"crypto/sha256"
-	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/host"
 	"math/rand/v2"
 	"strconv"
 	"testing"

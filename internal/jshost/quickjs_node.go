@@ -10,7 +10,7 @@ import (
 	_ "crypto/sha3"
 	_ "crypto/sha512"
 	"fmt"
-	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/host"
 	"hash"
 	"math"
 	"strconv"

@@ -3,7 +3,7 @@ package jshost
 import (
 	"context"
 	"encoding/hex"
-	"github.com/wasmgate/wasmgate/host"
+	"github.com/wasmgate/wasmgate/internal/host"
 )
 
 // Scripts (wasmgate script): a bundled ES module run once in a fresh engine.

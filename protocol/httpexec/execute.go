@@ -15,10 +15,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	wgruntime "github.com/wasmgate/wasmgate/runtime"
 )
 
 // executeRequest is the body of POST /execute-tool.
@@ -588,7 +588,7 @@ func toolError(err error) *errDetail {
 		return &errDetail{CodePackageNotFound, err.Error()}
 	case errors.Is(err, jstool.ErrToolNotFound):
 		return &errDetail{CodeToolNotFound, err.Error()}
-	case errors.Is(err, jstool.ErrToolInvalid), errors.As(err, &bundle), errors.Is(err, wgruntime.ErrNotAdmitted):
+	case errors.Is(err, jstool.ErrToolInvalid), errors.As(err, &bundle), errors.Is(err, sandbox.ErrNotAdmitted):
 		return &errDetail{CodeToolInvalid, err.Error()}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &errDetail{CodeExecutionTimeout, "installing or loading the package took too long: " + err.Error()}
@@ -627,7 +627,7 @@ func newToolCache(cfg Config) *toolCache {
 	c := &toolCache{cfg: cfg, entries: map[string]*toolEntry{}, loadTool: cfg.LoadTool}
 	if c.loadTool == nil {
 		c.loadTool = func(ctx context.Context, src pipeline.ExecutorSource) (e pipeline.Executor, err error) {
-			uerr := cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine wgruntime.Engine) error {
+			uerr := cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine sandbox.Engine) error {
 				e, err = pipeline.LoadExecutor(ctx, engine, src, js.Kind())
 				return nil
 			})
@@ -704,14 +704,14 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (tool, e
 		// Loading is shared by every caller waiting for this tool: the first
 		// one leaving must not fail the others.
 		e, err := c.loadTool(context.WithoutCancel(ctx), pipeline.ExecutorSource{Package: exact, Tool: name, ToolsDir: c.cfg.Store.Dir,
-			Defaults: c.toolLimits(wgruntime.Limits{})})
+			Defaults: c.toolLimits(sandbox.Limits{})})
 		action := inst.Name + "/" + name
 		if len(action) > 128 {
 			action = action[:128]
 		}
 		route := pipeline.Route{Version: "*"}
 		switch {
-		case errors.Is(err, wgruntime.ErrNotAdmitted):
+		case errors.Is(err, sandbox.ErrNotAdmitted):
 			// A tool that cannot be admitted (missing export, no execute,
 			// does not bundle) is still a call: it is refused, BLOCKED with
 			// EXECUTOR_INVALID, and audited, on a registry of its own (the
@@ -744,8 +744,8 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (tool, e
 // accepts. They are the route's limits, so they take precedence over the
 // manifest's exactly where the manifest is silent. Fuel stays unset unless
 // the manifest sets it: a JS tool's default fuel covers its timeout.
-func (c *toolCache) toolLimits(m wgruntime.Limits) wgruntime.Limits {
-	return m.WithDefaults(wgruntime.Limits{
+func (c *toolCache) toolLimits(m sandbox.Limits) sandbox.Limits {
+	return m.WithDefaults(sandbox.Limits{
 		TimeoutMs: c.cfg.MaxExecutionTime.Milliseconds(),
 		// Memory is a JS tool's default, for loading as for calls.
 		// Checked on the output too.

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/pipeline"
-	wgruntime "github.com/wasmgate/wasmgate/runtime"
 )
 
 // failableSink is a memory sink that fails on demand, as a FileSink on a
@@ -109,5 +109,5 @@ func TestLoadToolIsTheServers(t *testing.T) {
 	assert.Equal(t, "acme-tools@1.0.0", src.Package)
 	assert.Equal(t, "shout", src.Tool)
 	assert.Equal(t, f.srv.cfg.Store.Dir, src.ToolsDir)
-	assert.Equal(t, f.srv.tools.toolLimits(wgruntime.Limits{}), src.Defaults)
+	assert.Equal(t, f.srv.tools.toolLimits(sandbox.Limits{}), src.Defaults)
 }

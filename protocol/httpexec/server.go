@@ -25,10 +25,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/weborigin"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	wgruntime "github.com/wasmgate/wasmgate/runtime"
 )
 
 // The protocol's constants.
@@ -87,7 +87,7 @@ type Config struct {
 	// the server: serve passes its MCP catalog's (mcp.StoreCatalog.LoadTool),
 	// so that a tool is loaded once for both fronts, and a call waits for
 	// that tool alone, not for the catalog. An export that is not a tool
-	// matches wgruntime.ErrNotAdmitted. Default: pipeline.LoadExecutor on
+	// matches sandbox.ErrNotAdmitted. Default: pipeline.LoadExecutor on
 	// Runtime's engine. Either way a load is shared by every call waiting for it,
 	// and the server does not cancel it when the call that started it
 	// leaves.
@@ -172,7 +172,7 @@ type Server struct {
 	// server was made: what it serves by name. The npm tools added since
 	// are served as npm tools, by package and export, as before.
 	actions, executors []string
-	engine             wgruntime.EngineName
+	engine             sandbox.EngineName
 }
 
 // NewServer returns the handler for cfg.
@@ -210,7 +210,7 @@ func NewServer(cfg Config) *Server {
 		metrics: newMetrics(cfg.Metrics),
 	}
 	s.actions, s.executors = cfg.Runtime.Actions(), cfg.Runtime.Executors()
-	_ = cfg.Runtime.UseEngine(context.Background(), func(_ context.Context, e wgruntime.Engine) error {
+	_ = cfg.Runtime.UseEngine(context.Background(), func(_ context.Context, e sandbox.Engine) error {
 		s.engine = e.Name()
 		return nil
 	})

@@ -20,10 +20,10 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	wgruntime "github.com/wasmgate/wasmgate/runtime"
 
 	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/internal/testenv"
@@ -47,13 +47,13 @@ export class Klass { execute() { return 1; } }
 export const nested = { default: 1 };
 `
 
-var testEngine wgruntime.Engine
+var testEngine sandbox.Engine
 
 func TestMain(m *testing.M) {
 	if _, err := jstool.EngineModule(); err != nil {
 		panic(err.Error() + " (make test fetches it)")
 	}
-	e, err := wgruntime.NewEngine(context.Background(), enginetest.Config(wgruntime.EngineWazero))
+	e, err := sandbox.NewEngine(context.Background(), enginetest.Config(sandbox.EngineWazero))
 	if err != nil {
 		panic(err)
 	}
@@ -114,7 +114,7 @@ func newRuntime(t *testing.T, reg *pipeline.Registry, sink audit.Sink, opts ...w
 	}
 	opts = append([]wg.Option{
 		wg.WithCompilationCacheDir(testenv.CacheDir()),
-		wg.WithRegistry(func(context.Context, wgruntime.Engine) (*pipeline.Registry, error) { return reg, nil }),
+		wg.WithRegistry(func(context.Context, sandbox.Engine) (*pipeline.Registry, error) { return reg, nil }),
 		wg.WithAuditSink(sink),
 	}, opts...)
 	rt, err := wg.New(context.Background(), opts...)
@@ -654,14 +654,14 @@ func TestPackageNotFoundIsAudited(t *testing.T) {
 // fixed.
 type schemaTool struct{ output string }
 
-func (e schemaTool) Manifest() wgruntime.Manifest {
-	return wgruntime.Manifest{ExecutorID: "typed", Version: "1.0.0",
+func (e schemaTool) Manifest() sandbox.Manifest {
+	return sandbox.Manifest{ExecutorID: "typed", Version: "1.0.0",
 		InputSchema:  json.RawMessage(`{"type":"object","required":["numbers"],"properties":{"numbers":{"type":"array","items":{"type":"number"}}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["sum"],"properties":{"sum":{"type":"number"}}}`)}
 }
 func (e schemaTool) ModuleDigest() string { return strings.Repeat("cd", 32) }
-func (e schemaTool) Execute(context.Context, wgruntime.Input) (wgruntime.Outcome, error) {
-	return wgruntime.Outcome{Kind: wgruntime.Completed, Output: []byte(e.output)}, nil
+func (e schemaTool) Execute(context.Context, sandbox.Input) (sandbox.Outcome, error) {
+	return sandbox.Outcome{Kind: sandbox.Completed, Output: []byte(e.output)}, nil
 }
 
 // TestSchemaFailures: params that break the tool's input schema are the

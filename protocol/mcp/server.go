@@ -26,8 +26,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // Tool is one tool a Server offers: an action, and the runner that executes
@@ -41,7 +41,7 @@ type Tool struct {
 	// Runner executes the calls.
 	Runner pipeline.Runner
 	// Manifest is the executor's manifest: title, description and schemas.
-	Manifest runtime.Manifest
+	Manifest sandbox.Manifest
 }
 
 // Catalog lists the tools to offer. It is called when the server starts
@@ -503,7 +503,7 @@ func RegistryTools(r pipeline.Runner) Catalog {
 		d, _ := r.(describer)
 		var tools []Tool
 		for _, a := range r.Actions() {
-			var m runtime.Manifest
+			var m sandbox.Manifest
 			if d != nil {
 				m, _ = d.ActionManifest(a)
 			}
@@ -515,7 +515,7 @@ func RegistryTools(r pipeline.Runner) Catalog {
 
 // describer is a runner that knows its actions' manifests.
 type describer interface {
-	ActionManifest(action string) (runtime.Manifest, bool)
+	ActionManifest(action string) (sandbox.Manifest, bool)
 }
 
 // Catalogs lists the tools of several catalogs, in order.

@@ -15,35 +15,35 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/mcp"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // fakeExecutor is an executor written in Go, with the manifest a test gives.
 type fakeExecutor struct {
-	m   runtime.Manifest
-	run func(ctx context.Context, in runtime.Input) (runtime.Outcome, error)
+	m   sandbox.Manifest
+	run func(ctx context.Context, in sandbox.Input) (sandbox.Outcome, error)
 }
 
-func (f fakeExecutor) Manifest() runtime.Manifest { return f.m }
+func (f fakeExecutor) Manifest() sandbox.Manifest { return f.m }
 func (f fakeExecutor) ModuleDigest() string       { return strings.Repeat("0", 64) }
-func (f fakeExecutor) Execute(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+func (f fakeExecutor) Execute(ctx context.Context, in sandbox.Input) (sandbox.Outcome, error) {
 	return f.run(ctx, in)
 }
 
 // sum adds {"numbers":[...]} up, as the sum guest does.
-func sum(_ context.Context, in runtime.Input) (runtime.Outcome, error) {
+func sum(_ context.Context, in sandbox.Input) (sandbox.Outcome, error) {
 	var p struct{ Numbers []float64 }
 	if err := json.Unmarshal(in.Bytes, &p); err != nil {
-		return runtime.Outcome{Kind: runtime.Failed, Message: err.Error()}, nil
+		return sandbox.Outcome{Kind: sandbox.Failed, Message: err.Error()}, nil
 	}
 	total := 0.0
 	for _, n := range p.Numbers {
 		total += n
 	}
 	out, _ := json.Marshal(map[string]float64{"sum": total})
-	return runtime.Outcome{Kind: runtime.Completed, Output: out, FuelUsed: 42}, nil
+	return sandbox.Outcome{Kind: sandbox.Completed, Output: out, FuelUsed: 42}, nil
 }
 
 const sumInput = `{"type":"object","properties":{"numbers":{"type":"array","items":{"type":"number"}}},"required":["numbers"]}`
@@ -66,22 +66,22 @@ func newFixtureWith(t *testing.T, cfg mcp.Config, catalog func(f *fixture) mcp.C
 	t.Helper()
 	f := &fixture{sink: audit.NewMemorySink(), release: make(chan struct{}), started: make(chan struct{}, 16)}
 	reg := pipeline.NewRegistry()
-	add := func(id string, m runtime.Manifest, run func(context.Context, runtime.Input) (runtime.Outcome, error)) {
-		m.ExecutorID, m.Version, m.Limits = id, "1.2.3", runtime.DefaultLimits
+	add := func(id string, m sandbox.Manifest, run func(context.Context, sandbox.Input) (sandbox.Outcome, error)) {
+		m.ExecutorID, m.Version, m.Limits = id, "1.2.3", sandbox.DefaultLimits
 		require.NoError(t, reg.AddExecutor(id, fakeExecutor{m: m, run: run}))
 	}
-	add("sum", runtime.Manifest{Title: "Sum", Description: "Adds numbers up.",
+	add("sum", sandbox.Manifest{Title: "Sum", Description: "Adds numbers up.",
 		InputSchema: json.RawMessage(sumInput), OutputSchema: json.RawMessage(sumOutput)}, sum)
-	add("fuel", runtime.Manifest{}, func(context.Context, runtime.Input) (runtime.Outcome, error) {
-		return runtime.Outcome{Kind: runtime.FuelExhausted, Message: "fuel exhausted after 1000 units", FuelUsed: 1000}, nil
+	add("fuel", sandbox.Manifest{}, func(context.Context, sandbox.Input) (sandbox.Outcome, error) {
+		return sandbox.Outcome{Kind: sandbox.FuelExhausted, Message: "fuel exhausted after 1000 units", FuelUsed: 1000}, nil
 	})
-	add("wait", runtime.Manifest{}, func(ctx context.Context, in runtime.Input) (runtime.Outcome, error) {
+	add("wait", sandbox.Manifest{}, func(ctx context.Context, in sandbox.Input) (sandbox.Outcome, error) {
 		f.started <- struct{}{}
 		select {
 		case <-ctx.Done():
-			return runtime.Outcome{}, ctx.Err()
+			return sandbox.Outcome{}, ctx.Err()
 		case <-f.release:
-			return runtime.Outcome{Kind: runtime.Completed, Output: in.Bytes}, nil
+			return sandbox.Outcome{Kind: sandbox.Completed, Output: in.Bytes}, nil
 		}
 	})
 	require.NoError(t, reg.AddAction("math.sum", pipeline.Route{Executor: "sum", Version: "^1.0.0"}))
@@ -259,7 +259,7 @@ func TestListChanged(t *testing.T) {
 		return func(ctx context.Context) ([]mcp.Tool, error) {
 			tools, err := mcp.RegistryTools(f.p)(ctx)
 			if extra.Load() {
-				m := runtime.Manifest{ExecutorID: "sum", Version: "1.2.3", Description: "The same, again."}
+				m := sandbox.Manifest{ExecutorID: "sum", Version: "1.2.3", Description: "The same, again."}
 				tools = append(tools, mcp.Tool{Name: "math.sum2", Action: "math.sum", Runner: f.p, Manifest: m})
 			}
 			return tools, err

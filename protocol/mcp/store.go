@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // StoreConfig says which tool store a StoreCatalog offers and how its tools
@@ -30,7 +30,7 @@ type StoreConfig struct {
 	Runtime pipeline.Host
 	// Limits apply where a tool's manifest sets none, to loading the tool
 	// (memory_pages) as to its calls.
-	Limits runtime.Limits
+	Limits sandbox.Limits
 	// Allow, when set, says which packages may be offered (serve's
 	// --npm-allow); nil offers every package.
 	Allow func(pkg string) bool
@@ -121,7 +121,7 @@ func NewStoreCatalog(cfg StoreConfig) *StoreCatalog {
 		changes: make(chan struct{}, 1),
 		wake:    make(chan struct{}, 1),
 		loadExecutor: func(ctx context.Context, src pipeline.ExecutorSource) (e pipeline.Executor, err error) {
-			uerr := cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine runtime.Engine) error {
+			uerr := cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine sandbox.Engine) error {
 				e, err = pipeline.LoadExecutor(ctx, engine, src, js.Kind())
 				return nil
 			})
@@ -436,7 +436,7 @@ func (c *StoreCatalog) describe(ctx context.Context, log *slog.Logger, p *storeP
 // fuel lasts (jstool.LoadLimits), so fuel, not the machine's load, ends a
 // load that runs away.
 func notATool(err error) bool {
-	return errors.Is(err, runtime.ErrNotAdmitted) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+	return errors.Is(err, sandbox.ErrNotAdmitted) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
 
 // apply takes what rec says of p's exports.
@@ -473,7 +473,7 @@ func (c *StoreCatalog) exportsOf(ctx context.Context, p *storePackage, inst *jst
 	c.mu.Unlock()
 	if f.start() {
 		var names []string
-		err := c.cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine runtime.Engine) (err error) {
+		err := c.cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine sandbox.Engine) (err error) {
 			names, err = jstool.ToolExports(ctx, engine, inst.Bundle)
 			return err
 		})
@@ -491,7 +491,7 @@ func (c *StoreCatalog) exportsOf(ctx context.Context, p *storePackage, inst *jst
 
 // tool is the Tool of export of package name@version, whose executor has
 // manifest m.
-func (c *StoreCatalog) tool(name, version, export string, m runtime.Manifest) Tool {
+func (c *StoreCatalog) tool(name, version, export string, m sandbox.Manifest) Tool {
 	action := name + "/" + export
 	if len(action) > 128 {
 		action = action[:128]
@@ -582,7 +582,7 @@ func (p *storePackage) hasTool(name string) bool {
 // # Errors
 //
 // pipeline.LoadExecutor's: an export that is not a tool matches
-// runtime.ErrNotAdmitted.
+// sandbox.ErrNotAdmitted.
 func (c *StoreCatalog) LoadTool(ctx context.Context, src pipeline.ExecutorSource) (pipeline.Executor, error) {
 	return c.load(ctx, src, true)
 }
@@ -598,8 +598,8 @@ func (c *StoreCatalog) source(exact, export string) pipeline.ExecutorSource {
 func sourceKey(src pipeline.ExecutorSource) string {
 	b, _ := json.Marshal(struct {
 		Package, Tool, ToolsDir, RaiseMemory string
-		Limits                               []runtime.Limits
-		Defaults                             runtime.Limits
+		Limits                               []sandbox.Limits
+		Defaults                             sandbox.Limits
 	}{src.Package, src.Tool, src.ToolsDir, src.RaiseMemory, src.Limits, src.Defaults})
 	return string(b)
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/buildid"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/jstool"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // The catalog's record of a package: which of its exports are tools (with
@@ -54,7 +54,7 @@ type catalogRecord struct {
 // tool.
 type recordedTool struct {
 	Export   string            `json:"export"`
-	Manifest *runtime.Manifest `json:"manifest,omitempty"`
+	Manifest *sandbox.Manifest `json:"manifest,omitempty"`
 	NotATool string            `json:"not_a_tool,omitempty"`
 }
 
@@ -62,7 +62,7 @@ type recordedTool struct {
 // bundle and package.json (which holds its manifest), the build of
 // wasmgate (the engine, its prelude and the rules of loading), and the
 // limits tools get where their manifests set none.
-func recordKey(inst *jstool.Installed, limits runtime.Limits) string {
+func recordKey(inst *jstool.Installed, limits sandbox.Limits) string {
 	l, _ := json.Marshal(limits)
 	return audit.Digest(fmt.Appendf(nil, "%s\nbundle %s\npackage.json %s\nbuild %s\nlimits %s",
 		catalogRecordFormat, audit.Digest(inst.Bundle.Source), audit.Digest(inst.PackageJSON), buildid.Identity(), l))

@@ -20,11 +20,11 @@ import (
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/protocol/mcp"
-	"github.com/wasmgate/wasmgate/runtime"
 )
 
 // storePkg is a package laid out in a tool store as `wasmgate tools add`
@@ -112,26 +112,26 @@ func (l *loads) list() []string {
 
 func newCatalog(t *testing.T, store string, log *syncLog) *mcp.StoreCatalog {
 	t.Helper()
-	return newCatalogOn(t, runtime.EngineWazero, store, log)
+	return newCatalogOn(t, sandbox.EngineWazero, store, log)
 }
 
 // newCatalogOn is the catalog of store on a Runtime of engine, with an
 // empty registry, closed when the test ends.
-func newCatalogOn(t *testing.T, engine runtime.EngineName, store string, log *syncLog) *mcp.StoreCatalog {
+func newCatalogOn(t *testing.T, engine sandbox.EngineName, store string, log *syncLog) *mcp.StoreCatalog {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	if log != nil {
 		logger = slog.New(slog.NewTextHandler(log, nil))
 	}
 	rt, err := wg.New(context.Background(), wg.WithEngine(engine), wg.WithCompilationCacheDir(testenv.CacheDir()),
-		wg.WithRegistry(func(context.Context, runtime.Engine) (*pipeline.Registry, error) { return pipeline.NewRegistry(), nil }),
+		wg.WithRegistry(func(context.Context, sandbox.Engine) (*pipeline.Registry, error) { return pipeline.NewRegistry(), nil }),
 		wg.WithAuditSink(audit.NewMemorySink()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close(context.Background()) })
 	return mcp.NewStoreCatalog(mcp.StoreConfig{
 		Store:   jstool.Store{Dir: store},
 		Runtime: rt,
-		Limits:  runtime.Limits{TimeoutMs: 60_000},
+		Limits:  sandbox.Limits{TimeoutMs: 60_000},
 		Logger:  logger,
 	})
 }
@@ -333,7 +333,7 @@ func TestStoreCatalogRecord(t *testing.T) {
 		Exports  []string
 		Tools    []struct {
 			Export   string
-			Manifest *runtime.Manifest
+			Manifest *sandbox.Manifest
 			NotATool string `json:"not_a_tool"`
 		}
 	}
@@ -441,7 +441,7 @@ func TestStoreCatalogCallsOutOfTurn(t *testing.T) {
 	// background is loading: it waits for that load, and there is one.
 	got := make(chan error, 1)
 	go func() {
-		e, err := c.LoadTool(context.Background(), pipeline.ExecutorSource{Package: "@acme/gamma@1.0.0", Tool: "add", ToolsDir: store, Defaults: runtime.Limits{TimeoutMs: 60_000}})
+		e, err := c.LoadTool(context.Background(), pipeline.ExecutorSource{Package: "@acme/gamma@1.0.0", Tool: "add", ToolsDir: store, Defaults: sandbox.Limits{TimeoutMs: 60_000}})
 		if err == nil && e.Manifest().ExecutorID != "acme_gamma__add" {
 			err = assert.AnError
 		}
@@ -488,7 +488,7 @@ func TestStoreCatalogNewVersion(t *testing.T) {
 // The record holds nothing that depends on the engine (it is not in its
 // key): every engine of the build writes the same bytes.
 func TestStoreCatalogRecordIsTheSameOnEveryEngine(t *testing.T) {
-	records := map[runtime.EngineName]string{}
+	records := map[sandbox.EngineName]string{}
 	for _, name := range enginetest.JSEnginesCompared() {
 		store := storeOf(t, alpha)
 		c := newCatalogOn(t, name, store, nil)
@@ -499,7 +499,7 @@ func TestStoreCatalogRecordIsTheSameOnEveryEngine(t *testing.T) {
 		records[name] = string(raw)
 	}
 	for name, rec := range records {
-		assert.Equal(t, records[runtime.EngineWazero], rec, "%s's records", name)
+		assert.Equal(t, records[sandbox.EngineWazero], rec, "%s's records", name)
 	}
 }
 
@@ -538,7 +538,7 @@ func TestStoreCatalogSharedLoadOutlivesWhoStartedIt(t *testing.T) {
 	}()
 	require.Equal(t, "@acme/gamma@1.0.0#add", <-l.held, "the catalog started the load")
 
-	src := pipeline.ExecutorSource{Package: "@acme/gamma@1.0.0", Tool: "add", ToolsDir: store, Defaults: runtime.Limits{TimeoutMs: 60_000}}
+	src := pipeline.ExecutorSource{Package: "@acme/gamma@1.0.0", Tool: "add", ToolsDir: store, Defaults: sandbox.Limits{TimeoutMs: 60_000}}
 	leaving, leave := context.WithCancel(context.Background())
 	left := make(chan error, 1)
 	go func() {
