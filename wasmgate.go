@@ -66,6 +66,33 @@ type (
 	Limits = sandbox.Limits
 )
 
+// What an executor of one's own is made of (see WithRegistry): the
+// pipeline runs any Executor as it runs Wasm modules and JS tools.
+type (
+	// Executor runs one kind of action; see pipeline.Executor.
+	Executor = pipeline.Executor
+	// Engine is the Wasm engine a Runtime runs executors on.
+	Engine = sandbox.Engine
+	// Manifest is an executor's identity, capabilities and limits.
+	Manifest = sandbox.Manifest
+	// Input is what an executor runs once on: the canonical payload and
+	// the limits in force.
+	Input = sandbox.Input
+	// Outcome is what one run of an executor caused.
+	Outcome = sandbox.Outcome
+	// OutcomeKind says how a run ended.
+	OutcomeKind = sandbox.OutcomeKind
+)
+
+// How an executor's run ended, the two an executor of one's own reports
+// (the engine reports the others: fuel, stack, memory, time, output).
+const (
+	// OutcomeCompleted: the executor returned its output.
+	OutcomeCompleted = sandbox.Completed
+	// OutcomeFailed: the executor reported an error, in Message.
+	OutcomeFailed = sandbox.Failed
+)
+
 // EngineName names a Wasm engine (see WithEngine).
 type EngineName = sandbox.EngineName
 
@@ -97,8 +124,8 @@ const (
 const (
 	// ErrInvalidOption is matched by New's error for options that cannot
 	// work: none naming a registry, two naming it differently, an empty
-	// path, a nil function or sink, an engine not in this build (which also
-	// matches sandbox.ErrUnknownEngine), an unknown results mode.
+	// path, a nil function or sink, an engine not in this build, an
+	// unknown results mode.
 	ErrInvalidOption = sentinel.Error("wasmgate: invalid option")
 
 	// ErrInvalidRegistry is matched by New's error for a registry given as

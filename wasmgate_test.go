@@ -53,7 +53,7 @@ func execute(t *testing.T, rt *wasmgate.Runtime, req wasmgate.ActionRequest) was
 
 func TestNewRefusesOptionsThatCannotWork(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	build := func(context.Context, sandbox.Engine) (*pipeline.Registry, error) { return pipeline.NewRegistry(), nil }
+	build := func(context.Context, wasmgate.Engine) (*pipeline.Registry, error) { return pipeline.NewRegistry(), nil }
 	tests := []struct {
 		name string
 		opts []wasmgate.Option
@@ -212,18 +212,18 @@ func TestWithResultsDigestOnly(t *testing.T) {
 }
 
 func TestWithRegistry(t *testing.T) {
-	var got sandbox.EngineName
-	rt := newRuntime(t, wasmgate.WithEngine(wasmgate.EngineWazeroInterp), wasmgate.WithRegistry(func(ctx context.Context, e sandbox.Engine) (*pipeline.Registry, error) {
+	var got wasmgate.EngineName
+	rt := newRuntime(t, wasmgate.WithEngine(wasmgate.EngineWazeroInterp), wasmgate.WithRegistry(func(ctx context.Context, e wasmgate.Engine) (*pipeline.Registry, error) {
 		got = e.Name()
-		return pipeline.RegistryForSource(ctx, e, pipeline.ExecutorSource{Wasm: "testdata/sum.wasm"}, "", sandbox.Limits{})
+		return pipeline.RegistryForSource(ctx, e, pipeline.ExecutorSource{Wasm: "testdata/sum.wasm"}, "", wasmgate.Limits{})
 	}))
 	assert.Equal(t, wasmgate.EngineWazeroInterp, got, "the function gets the runtime's engine")
 	assert.Equal(t, `{"sum":2}`, string(execute(t, rt, wasmgate.ActionRequest{Action: "sum", Payload: json.RawMessage(`{"numbers":[2]}`)}).Output))
 
 	failure := errors.New("no registry today")
-	_, err := wasmgate.New(context.Background(), wasmgate.WithRegistry(func(context.Context, sandbox.Engine) (*pipeline.Registry, error) { return nil, failure }))
+	_, err := wasmgate.New(context.Background(), wasmgate.WithRegistry(func(context.Context, wasmgate.Engine) (*pipeline.Registry, error) { return nil, failure }))
 	assert.Equal(t, failure, err, "the function's error, as it is")
-	_, err = wasmgate.New(context.Background(), wasmgate.WithRegistry(func(context.Context, sandbox.Engine) (*pipeline.Registry, error) { return nil, nil }))
+	_, err = wasmgate.New(context.Background(), wasmgate.WithRegistry(func(context.Context, wasmgate.Engine) (*pipeline.Registry, error) { return nil, nil }))
 	assert.ErrorIs(t, err, wasmgate.ErrInvalidRegistry)
 	assert.EqualError(t, err, "wasmgate: invalid registry: WithRegistry's function returned no registry")
 }
@@ -309,7 +309,7 @@ func TestCloseWaitsForExecutions(t *testing.T) {
 	var running atomic.Int32
 	started := make(chan struct{})
 	var once sync.Once
-	rt, err := wasmgate.New(ctx, wasmgate.WithAuditSink(sink), wasmgate.WithRegistry(func(context.Context, sandbox.Engine) (*pipeline.Registry, error) {
+	rt, err := wasmgate.New(ctx, wasmgate.WithAuditSink(sink), wasmgate.WithRegistry(func(context.Context, wasmgate.Engine) (*pipeline.Registry, error) {
 		reg := pipeline.NewRegistry()
 		if err := reg.AddExecutor("slow", slowExecutor{running: &running, started: func() { once.Do(func() { close(started) }) }}); err != nil {
 			return nil, err
@@ -353,16 +353,16 @@ type slowExecutor struct {
 	started func()
 }
 
-func (s slowExecutor) Manifest() sandbox.Manifest {
-	return sandbox.Manifest{ExecutorID: "slow", Version: "1.0.0"}
+func (s slowExecutor) Manifest() wasmgate.Manifest {
+	return wasmgate.Manifest{ExecutorID: "slow", Version: "1.0.0"}
 }
 func (s slowExecutor) ModuleDigest() string { return strings.Repeat("ab", 32) }
-func (s slowExecutor) Execute(_ context.Context, in sandbox.Input) (sandbox.Outcome, error) {
+func (s slowExecutor) Execute(_ context.Context, in wasmgate.Input) (wasmgate.Outcome, error) {
 	s.running.Add(1)
 	defer s.running.Add(-1)
 	s.started()
 	time.Sleep(time.Millisecond)
-	return sandbox.Outcome{Kind: sandbox.Completed, Output: in.Bytes}, nil
+	return wasmgate.Outcome{Kind: wasmgate.OutcomeCompleted, Output: in.Bytes}, nil
 }
 
 func logOf(t *testing.T, sink *audit.MemorySink) string {
@@ -379,18 +379,18 @@ type callbackExecutor struct {
 	call func() error
 }
 
-func (c callbackExecutor) Manifest() sandbox.Manifest {
-	return sandbox.Manifest{ExecutorID: "outer", Version: "1.0.0"}
+func (c callbackExecutor) Manifest() wasmgate.Manifest {
+	return wasmgate.Manifest{ExecutorID: "outer", Version: "1.0.0"}
 }
 func (c callbackExecutor) ModuleDigest() string { return strings.Repeat("cd", 32) }
-func (c callbackExecutor) Execute(_ context.Context, in sandbox.Input) (sandbox.Outcome, error) {
+func (c callbackExecutor) Execute(_ context.Context, in wasmgate.Input) (wasmgate.Outcome, error) {
 	if string(in.Bytes) == `"inner"` {
-		return sandbox.Outcome{Kind: sandbox.Completed, Output: in.Bytes}, nil
+		return wasmgate.Outcome{Kind: wasmgate.OutcomeCompleted, Output: in.Bytes}, nil
 	}
 	if err := c.call(); err != nil {
-		return sandbox.Outcome{Kind: sandbox.Failed, Message: err.Error()}, nil
+		return wasmgate.Outcome{Kind: wasmgate.OutcomeFailed, Message: err.Error()}, nil
 	}
-	return sandbox.Outcome{Kind: sandbox.Completed, Output: in.Bytes}, nil
+	return wasmgate.Outcome{Kind: wasmgate.OutcomeCompleted, Output: in.Bytes}, nil
 }
 
 // TestCloseDuringANestedExecution: an execution that calls back into its
@@ -407,7 +407,7 @@ func TestCloseDuringANestedExecution(t *testing.T) {
 		return err
 	}}
 	var err error
-	rt, err = wasmgate.New(ctx, wasmgate.WithRegistry(func(context.Context, sandbox.Engine) (*pipeline.Registry, error) {
+	rt, err = wasmgate.New(ctx, wasmgate.WithRegistry(func(context.Context, wasmgate.Engine) (*pipeline.Registry, error) {
 		reg := pipeline.NewRegistry()
 		if err := reg.AddExecutor("outer", exec); err != nil {
 			return nil, err
