@@ -4,11 +4,12 @@
 // test prints, so that a run of several minutes is never silent and a
 // failure is readable without the rest of the log.
 //
-//	go run ./internal/testprogress [-pass NAME] go test -json [flags] [packages]
+//	go run ./internal/testprogress [-pass NAME] go test -json [flags] [packages] [--- go test -json …]
 //
-// It exits with the command's status (1 if the command succeeded though a
-// test failed, which go test never does), so a make target keeps failing
-// exactly when go test does.
+// Several commands separated by "---" run one after the other as one run.
+// It exits with the first failing command's status (1 if they succeeded
+// though a test failed, which go test never does), so a make target keeps
+// failing exactly when go test does.
 package main
 
 import (
@@ -39,31 +40,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	pass := fs.String("pass", "", "a name for this run, printed at the start of every line (e.g. race), to tell two runs printing side by side apart")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./internal/testprogress [-pass NAME] go test -json [flags] [packages]")
+		fmt.Fprintln(stderr, "usage: go run ./internal/testprogress [-pass NAME] go test -json [flags] [packages] [--- go test -json …]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() == 0 {
+	// Commands separated by "---" run one after the other as one run:
+	// one report, one total.
+	var commands [][]string
+	for _, cmd := range splitCommands(fs.Args()) {
+		if len(cmd) == 0 {
+			fs.Usage()
+			return 2
+		}
+		if !slices.Contains(cmd, "-json") {
+			fmt.Fprintf(stderr, "testprogress: the command must print go test's JSON events: add -json to %q\n", strings.Join(cmd, " "))
+			return 2
+		}
+		commands = append(commands, cmd)
+	}
+	if len(commands) == 0 {
 		fs.Usage()
 		return 2
-	}
-	if !slices.Contains(fs.Args(), "-json") {
-		fmt.Fprintf(stderr, "testprogress: the command must print go test's JSON events: add -json to %q\n", strings.Join(fs.Args(), " "))
-		return 2
-	}
-
-	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
-	cmd.Stdin, cmd.Stderr = os.Stdin, stderr
-	events, err := cmd.StdoutPipe()
-	if err != nil {
-		fmt.Fprintf(stderr, "testprogress: %v\n", err)
-		return 1
-	}
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "testprogress: starting %s: %v\n", fs.Arg(0), err)
-		return 1
 	}
 	// An interrupt (^C) reaches go test too, as part of the same process
 	// group: wait for it to print its failures and exit rather than dying
@@ -86,14 +85,51 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}()
-	readErr := r.read(events)
-	waitErr := cmd.Wait()
+	status := 0
+	for _, c := range commands {
+		if s := runOne(c, r, stderr); status == 0 {
+			status = s
+		}
+	}
 	close(stop)
 	<-done
-	failed := r.finish()
+	if r.finish() && status == 0 {
+		return 1
+	}
+	return status
+}
 
+// splitCommands splits args at every "---".
+func splitCommands(args []string) [][]string {
+	commands := [][]string{nil}
+	for _, a := range args {
+		if a == "---" {
+			commands = append(commands, nil)
+			continue
+		}
+		commands[len(commands)-1] = append(commands[len(commands)-1], a)
+	}
+	return commands
+}
+
+// runOne runs one command, its events reported to r, and returns its exit
+// status.
+func runOne(args []string, r *report, stderr io.Writer) int {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stderr = os.Stdin, stderr
+	events, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintf(stderr, "testprogress: %v\n", err)
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "testprogress: starting %s: %v\n", args[0], err)
+		return 1
+	}
+	readErr := r.read(events)
+	waitErr := cmd.Wait()
 	if readErr != nil {
-		fmt.Fprintf(stderr, "testprogress: reading the events: %v\n", readErr)
+		fmt.Fprintf(stderr, "testprogress: reading the events of %s: %v\n", strings.Join(args, " "), readErr)
 	}
 	var exit *exec.ExitError
 	switch {
@@ -102,7 +138,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case waitErr != nil:
 		fmt.Fprintf(stderr, "testprogress: %v\n", waitErr)
 		return 1
-	case failed || readErr != nil:
+	case readErr != nil:
 		return 1
 	}
 	return 0

@@ -187,3 +187,30 @@ func TestBad(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr.String(), "testprogress: the command must print go test's JSON events: add -json to ")
 }
+
+// TestCommandsInOneRun: commands separated by "---" are one run, one
+// total, and the status is the first failing command's.
+func TestCommandsInOneRun(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	event := func(test, action string) string {
+		return `echo '{"Action":"` + action + `","Package":"example.com/m","Test":"` + test + `","Elapsed":0}'`
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{
+		sh, "-c", event("TestA", "pass") + "; exit 0", "-json", "---",
+		sh, "-c", event("TestB", "fail") + "; exit 3", "-json", "---",
+		sh, "-c", event("TestC", "pass") + "; exit 1", "-json",
+	}, &stdout, &stderr)
+	assert.Equal(t, 3, code, stderr.String())
+	lines := strings.Split(stdout.String(), "\n")
+	require.Len(t, lines, 6)
+	assert.Equal(t, []string{"pass example.com/m TestA 0.00s", "FAIL example.com/m TestB 0.00s", "pass example.com/m TestC 0.00s"}, lines[:3])
+	assert.Regexp(t, `^FAIL: 0 packages \(0 failed\), 2 tests passed, 1 failed, 0 skipped in \d+s$`, lines[3])
+	assert.Equal(t, []string{"FAIL example.com/m TestB", ""}, lines[4:])
+
+	code = run([]string{"---"}, &stdout, &stderr)
+	assert.Equal(t, 2, code, "no command")
+}
