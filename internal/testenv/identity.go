@@ -25,8 +25,8 @@ import (
 func init() { buildid.SetForTests(sync.OnceValue(sourceIdentity)) }
 
 // sourceIdentity is the digest of what a test binary of this module is
-// built from: the Go version, the build's settings (-race, -tags, cgo,
-// GOARCH…), the dependencies' versions and sums, and every file of the
+// built from: the Go version, the build's settings (cgo, GOARCH…, but
+// -race and -tags), the dependencies' versions and sums, and every file of the
 // module's tree but its VCS data, test fixtures, installed npm packages and
 // built binaries, none of which a test binary's code comes from. Test files
 // are included, so that a test binary whose internal tests changed is a new
@@ -44,6 +44,14 @@ func sourceIdentity() string {
 	h := blake3.New()
 	fmt.Fprintf(h, "go %s\nmodule %s\n", bi.GoVersion, bi.Main.Path)
 	for _, s := range bi.Settings {
+		// The race detector adds checks to the same code, and the one tag
+		// (wasmtime) adds an engine whose entries are named by it: make
+		// test's two passes and make test-wasmtime, run side by side,
+		// would otherwise each be a build of their own and remove each
+		// other's entries as they write them.
+		if s.Key == "-race" || s.Key == "-tags" {
+			continue
+		}
 		fmt.Fprintf(h, "setting %q %q\n", s.Key, s.Value)
 	}
 	for _, d := range bi.Deps {
