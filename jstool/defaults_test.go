@@ -36,16 +36,24 @@ func runAtDefaults(t *testing.T, file, payload string, limits sandbox.Limits) pi
 	return res
 }
 
-// TestDefaultFuelBindsBeforeTheClock is issue 24: at a JS tool's defaults
-// a verdict must not depend on how busy the machine is. Ordinary heavy
-// pure-JS work (SHA-3 of 300 KB in js-sha3, 9.7 billion units, which took
-// longer than the old 1 s default on a busy machine) completes, and runaway
-// code is stopped by fuel, exactly at the default, never by the clock: the
-// clock (250 s) is ten times what the default fuel (20 billion) lasts on a
-// loaded machine (docs/BENCHMARKS.md, Issue 24).
-func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
+// atDefaultFuel is a JS tool's default fuel with a clock ten times its
+// default: what a test asserting how much of the default fuel some work
+// takes runs with, so that its verdict is the fuel's alone. At the default
+// clock the margin depends on the machine (250 s is ten times what the
+// fuel lasts at the slowest rate measured, four times on a machine loaded
+// four times over): that is TestDefaultFuelBindsBeforeTheClockUnderLoad's
+// and `make bench-fuel-loaded`'s to show, not the suite's.
+var atDefaultFuel = sandbox.Limits{Fuel: 20_000_000_000, TimeoutMs: 2_500_000}
+
+// TestDefaultFuelCoversHeavyWork is issue 24: ordinary heavy pure-JS work
+// (SHA-3 of 300 KB in js-sha3, 9.7 billion units, which took longer than
+// the old 1 s default on a busy machine) completes within a JS tool's
+// default fuel, and an explicit fuel stops runaway code exactly.
+func TestDefaultFuelCoversHeavyWork(t *testing.T) {
 	testenv.GuestOnly(t)
 	t.Run("ordinary heavy work succeeds", func(t *testing.T) {
+		// Half a billion units: the default clock is 150 times what they
+		// take at the slowest rate measured.
 		res := runAtDefaults(t, filepath.Join("testdata", "bench", "work.js"), `{"n":10}`, sandbox.Limits{})
 		require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 		assert.Greater(t, res.FuelUsed, uint64(400_000_000), "heavy enough that issue 14's old default would have stopped it")
@@ -56,7 +64,7 @@ func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 		if _, err := os.Stat(filepath.Join("testdata", "heavy", "node_modules", "js-sha3")); err != nil {
 			t.Skip("js-sha3 is not installed: make testdata-js")
 		}
-		res := runAtDefaults(t, tool, `{}`, sandbox.Limits{})
+		res := runAtDefaults(t, tool, `{}`, atDefaultFuel)
 		require.Equal(t, pipeline.StatusSuccess, res.Status, res.Message)
 		// What node computes (the test below compares with node itself).
 		assert.JSONEq(t, `{"kb":300,"sha3_256":"c8e929592e4f0bc27355d89e0d2528e076449ee42bf7d7e8641f4616cb53a5f8"}`, string(res.Output))
@@ -70,10 +78,27 @@ func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 		}
 	})
 
+	t.Run("an explicit fuel is the bound", func(t *testing.T) {
+		// A billion units at the default clock: 80 times what they last at
+		// the slowest rate measured.
+		res := runAtDefaults(t, filepath.Join(tools, "endless.js"), `{}`, sandbox.Limits{Fuel: 1_000_000_000})
+		assert.Equal(t, pipeline.StatusBlocked, res.Status, res.Message)
+		assert.Equal(t, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, res.ReasonCodes)
+		assert.Equal(t, uint64(1_000_000_000), res.FuelUsed)
+	})
+}
+
+// TestDefaultFuelBindsBeforeTheClockUnderLoad is issue 24's calibration, on
+// the machine that runs it: at a JS tool's defaults, runaway code is
+// stopped by fuel, exactly at the default, never by the clock, and heavy
+// work's verdict is the same with two busy loops beside it. Whether the
+// clock (250 s) stays ten times what the default fuel (20 billion) lasts
+// depends on the machine and its load, so this is a load test (`make
+// loadtest`), beside `make bench-fuel-loaded`, and not in `make test`,
+// whose verdicts may not depend on the machine's load.
+func TestDefaultFuelBindsBeforeTheClockUnderLoad(t *testing.T) {
+	testenv.LoadTest(t)
 	t.Run("the verdict is the same on a loaded machine", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("runs SHA-3 of 300 KB twice")
-		}
 		tool := filepath.Join("testdata", "heavy", "sha3.mjs")
 		if _, err := os.Stat(filepath.Join("testdata", "heavy", "node_modules", "js-sha3")); err != nil {
 			t.Skip("js-sha3 is not installed: make testdata-js")
@@ -108,20 +133,10 @@ func TestDefaultFuelBindsBeforeTheClock(t *testing.T) {
 	})
 
 	t.Run("an endless loop is stopped by fuel", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("spends the whole default fuel, several seconds")
-		}
 		res := runAtDefaults(t, filepath.Join(tools, "endless.js"), `{}`, sandbox.Limits{})
 		assert.Equal(t, pipeline.StatusBlocked, res.Status, res.Message)
 		assert.Equal(t, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, res.ReasonCodes)
 		assert.Equal(t, uint64(20_000_000_000), res.FuelUsed)
-	})
-
-	t.Run("an explicit fuel is the bound", func(t *testing.T) {
-		res := runAtDefaults(t, filepath.Join(tools, "endless.js"), `{}`, sandbox.Limits{Fuel: 1_000_000_000})
-		assert.Equal(t, pipeline.StatusBlocked, res.Status, res.Message)
-		assert.Equal(t, []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted}, res.ReasonCodes)
-		assert.Equal(t, uint64(1_000_000_000), res.FuelUsed)
 	})
 }
 

@@ -220,23 +220,32 @@ func TestNodeOutputBound(t *testing.T) {
 // reason, after what it wrote before.
 func TestNodeLimits(t *testing.T) {
 	prog := writeFile(t, "spin.js", `process.stdout.write("before\n"); for (;;) {}`)
+	// The clock runs while the program loads, so a program cut by it may
+	// not have written anything yet on a loaded machine: the time case
+	// spins from its first line, and its output is empty whenever the
+	// clock ends it.
+	spin := writeFile(t, "spin_at_once.js", `for (;;) {}`)
 	for _, c := range []struct {
 		name   string
+		prog   string
 		flags  []string
 		reason string
+		stdout string
 		codes  []string
 	}{
-		{"fuel", []string{"--fuel", "300000000"}, "wasmgate node: the program ran out of fuel (--fuel 300000000)\n", []string{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}},
-		// The time is 10 times what loading the program takes on a loaded
-		// machine (its first write comes after), the fuel beyond reach.
-		{"time", []string{"--fuel", "1000000000000", "--timeout-ms", "3000"}, "wasmgate node: the program ran out of time (--timeout-ms 3000)\n", []string{"EXECUTOR_TIMEOUT"}},
+		// 300 million units: a second at the slowest rate measured, a
+		// thirtieth of the default clock (30 s).
+		{"fuel", prog, []string{"--fuel", "300000000"}, "wasmgate node: the program ran out of fuel (--fuel 300000000)\n", "before\n", []string{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}},
+		// The fuel is beyond reach: 55 times what the fastest loop
+		// measured (6 billion units a second) burns in the 3 s.
+		{"time", spin, []string{"--fuel", "1000000000000", "--timeout-ms", "3000"}, "wasmgate node: the program ran out of time (--timeout-ms 3000)\n", "", []string{"EXECUTOR_TIMEOUT"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "audit.jsonl")
-			r := wasmgate(t, "", append(append([]string{"node", "--audit", log}, c.flags...), prog)...)
+			r := wasmgate(t, "", append(append([]string{"node", "--audit", log}, c.flags...), c.prog)...)
 			assert.Equal(t, exitBlocked, r.code)
 			assert.Equal(t, c.reason, r.stderr)
-			assert.Equal(t, "before\n", r.stdout)
+			assert.Equal(t, c.stdout, r.stdout)
 			v := readRecords(t, log)
 			require.Len(t, v, 1)
 			assert.Equal(t, "BLOCKED", v[0].Status)

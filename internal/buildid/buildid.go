@@ -10,14 +10,39 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Identity names the build of wasmgate running: its Go version, module
 // version and VCS revision when it was built from a clean checkout (go
 // build stamps them), else the executable's path, size and modification
 // time as well, so that a rebuilt binary (or test binary) never trusts what
-// another build derived.
-var Identity = sync.OnceValue(func() string {
+// another build derived. A test binary may name its build by its sources
+// instead (SetForTests).
+var Identity = func() string {
+	if f := testIdentity.Load(); f != nil {
+		if id := (*f)(); id != "" {
+			return id
+		}
+	}
+	return executableIdentity()
+}
+
+// testIdentity is what SetForTests set.
+var testIdentity atomic.Pointer[func() string]
+
+// SetForTests makes Identity what f returns ("": what it would be without
+// it). Package testenv gives it the digest of the module's sources and the
+// build's settings: go test stamps no VCS revision, so without it every
+// test binary, and every run of one, would be a build of its own, and the
+// cache entries made per build (an instrumented QuickJS engine, the memory
+// a JS tool's loading left) would be made again by each, and each would
+// remove the others'. Two test binaries that name the same sources, build
+// settings and dependencies are built from the same code, so sharing what
+// one derived is as safe as one binary reusing its own.
+func SetForTests(f func() string) { testIdentity.Store(&f) }
+
+var executableIdentity = sync.OnceValue(func() string {
 	var b strings.Builder
 	clean := false
 	if bi, ok := debug.ReadBuildInfo(); ok {

@@ -1,9 +1,11 @@
 // Package testenv is what the tests of every package share about their
 // environment: one on-disk compilation cache for every test binary and
-// every run, and the gate that keeps load tests out of `go test ./...`.
+// every run, the build identity that lets them share it (identity.go), and
+// the gate that keeps load tests out of `go test ./...`.
 //
-// It imports nothing of wasmgate's, so that any package's tests, package
-// runtime's internal ones included, can use it. The engines built on the
+// It imports nothing of wasmgate's but internal/buildid, which imports
+// nothing, so that any package's tests, package runtime's internal ones
+// included, can use it. The engines built on the
 // cache, and the engine matrix, are package enginetest.
 package testenv
 
