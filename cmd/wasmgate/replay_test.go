@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
-	"github.com/wasmgate/wasmgate/internal/testenv"
 )
 
 // replayReport is what `wasmgate replay --json` prints, as its help
@@ -147,19 +147,17 @@ func engineNames() []string {
 }
 
 // comparedEngines are the engines of the replay tests whose corpora run
-// the heavy guests (the 3 MB Go textstats, QuickJS): every engine of the
-// build, but wazero's interpreter under the race detector. There it runs
-// guests 20 to 50 times slower, so that on a loaded machine a Wasm
-// module's 1 s default clock could end one run of several and make the
-// replay diverge; the race detector has nothing in it to watch that the
-// compiler's runs do not cover. The interpreter's replays stay in the
-// build without it (make test-wasmtime).
+// the heavy guests (the 3 MB Go textstats, QuickJS): those the tests that
+// compare engines' QuickJS runs use (enginetest.JSEnginesCompared), every
+// engine in the wasmtime build (make test-wasmtime, without the race
+// detector) and the compiled ones in the default build. wazero's
+// interpreter runs these guests 10 to 50 times slower, so that a Wasm
+// module's 1 s default clock could end one run of several on a loaded
+// machine and make the replay diverge under the race detector, and it
+// would only repeat, in make test, what make test-wasmtime compares.
 func comparedEngines() []string {
 	var names []string
-	for _, e := range sandbox.Engines() {
-		if testenv.Race && e == sandbox.EngineWazeroInterp {
-			continue
-		}
+	for _, e := range enginetest.JSEnginesCompared() {
 		names = append(names, string(e))
 	}
 	return names
