@@ -85,15 +85,15 @@ compat: engine testdata-js
 # the detector has nothing to watch and slows the Go five to ten times:
 # the instrumenter and the binary decoder (pure transformations of bytes;
 # the WebAssembly spec scripts alone took 144 s under the detector), jstool
-# (bundling with esbuild, loading and running QuickJS, whose guest code the
-# detector does not see), and the command's tests of the commands that run
+# and js (bundling with esbuild, loading and running QuickJS, whose guest
+# code the detector does not see), and the command's tests of the commands that run
 # one action at a time (run, node, script, types, replay, audit, pack...).
 # What of those calls concurrently runs in the race pass too: RACE_TESTS
 # in those packages (the instrumenter's pooled scratch memory, the npm
 # store's concurrent adds), and the command's tests of its concurrent
 # fronts, CMD_RACE_TESTS (serve, mcp, rep, tool run and serve, NATS).
 MODULE := github.com/wasmgate/wasmgate
-RACE_FREE := internal/sandbox/internal/instrument internal/sandbox/internal/wasmbin internal/sandbox/internal/leb128 jstool internal/confine jstool/internal/nodelibgen internal/weborigin internal/nativesum internal/buildid internal/sentinel internal/testprogress internal/tools/exportcount
+RACE_FREE := js internal/sandbox/internal/instrument internal/sandbox/internal/wasmbin internal/sandbox/internal/leb128 jstool internal/confine jstool/internal/nodelibgen internal/weborigin internal/nativesum internal/buildid internal/sentinel internal/testprogress internal/tools/exportcount
 RACE_TESTS := TestOutputIsDeterministic|TestStoreAddConcurrently
 CMD_RACE_TESTS := Test(Serve|MCP|Rep[A-Z]|NATS|Cluster|ToolRun|ToolServe|ToolConfig|ToolDigest|ToolStore|HostileTablesServe)
 RACE_PKGS = $(filter-out $(addprefix $(MODULE)/,$(RACE_FREE) cmd/wasmgate),$(shell $(GO) list $(PKGS)))
