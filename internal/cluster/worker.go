@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/admission"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
 )
@@ -180,28 +181,32 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Pull requests that expire within pullWait, rather than one long-lived
 	// subscription: a pull parked on a consumer leader that went away costs
 	// at most pullWait, and the worker takes only what it has slots for.
-	slots := make(chan struct{}, w.o.Concurrency)
+	gate := admission.New(w.o.Concurrency)
 	var running sync.WaitGroup
 	defer running.Wait()
 	defer w.stopping.Store(true) // before the wait: results are not retried then
 	for ctx.Err() == nil {
-		slots <- struct{}{} // at least one free
-		free := 1
-	fill:
-		for free < w.o.Concurrency {
-			select {
-			case slots <- struct{}{}:
-				free++
-			default:
-				break fill
-			}
+		// At least one slot: the executions under way free theirs without
+		// waiting for ctx (they end within their limits).
+		first, err := gate.Acquire(context.WithoutCancel(ctx))
+		if err != nil {
+			return err // not with a context that never ends
 		}
+		held := []func(){first}
+		for len(held) < w.o.Concurrency {
+			release, ok := gate.TryAcquire()
+			if !ok {
+				break
+			}
+			held = append(held, release)
+		}
+		free := len(held)
 		// The heartbeat ends a pull whose server went away (nothing else
 		// would: the pull would wait forever).
 		batch, err := w.cons.Fetch(free, jetstream.FetchMaxWait(pullWait), jetstream.FetchHeartbeat(pullWait/4))
 		if err != nil {
-			for range free {
-				<-slots
+			for _, release := range held {
+				release()
 			}
 			if ctx.Err() != nil {
 				break
@@ -227,9 +232,10 @@ func (w *Worker) Run(ctx context.Context) error {
 				if !ok {
 					break take
 				}
+				release := held[taken]
 				taken++
 				running.Go(func() {
-					defer func() { <-slots }()
+					defer release()
 					w.handle(m)
 				})
 			case <-abandon.C:
@@ -238,8 +244,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		}
 		abandon.Stop()
-		for range free - taken {
-			<-slots
+		for _, release := range held[taken:] {
+			release()
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
 			w.log.Warn("pulling requests; trying again", "consumer", w.conn.Names.Workers(), "error", err)

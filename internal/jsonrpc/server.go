@@ -84,6 +84,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmgate/wasmgate/internal/admission"
 	"github.com/wasmgate/wasmgate/internal/jsonrpc/flow"
 	"github.com/wasmgate/wasmgate/internal/traceid"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -148,7 +149,7 @@ type Server struct {
 	cfg       Config
 	stepKinds []string
 	known     map[string]bool
-	slots     chan struct{}
+	gate      *admission.Gate
 
 	mu          sync.Mutex
 	runs        map[string]*run
@@ -197,7 +198,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:    cfg,
-		slots:  make(chan struct{}, cfg.Concurrency),
+		gate:   admission.New(cfg.Concurrency),
 		runs:   map[string]*run{},
 		known:  map[string]bool{},
 		runCtx: context.Background(),
