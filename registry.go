@@ -144,6 +144,38 @@ func (r *Runtime) ChangeRegistry(ctx context.Context, change func(ctx context.Co
 	return nil
 }
 
+// ReplaceRegistry replaces the Runtime's registry whole with the one build
+// makes on the Runtime's engine, as WithRegistry makes the first: it is how
+// a deployment's worker runs each registry revision that is published. The
+// executions that start after it returns run on the new registry, those
+// under way finish on the old one. build runs while other changes wait.
+//
+// # Errors
+//
+// ErrClosed after Close; ErrInvalidOption for a nil build; build's error,
+// as it is, and ErrInvalidRegistry when it returns no registry: the
+// registry is unchanged then.
+func (r *Runtime) ReplaceRegistry(ctx context.Context, build func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error)) error {
+	if build == nil {
+		return fmt.Errorf("%w: ReplaceRegistry: nil function", ErrInvalidOption)
+	}
+	if !r.acquire() {
+		return ErrClosed
+	}
+	defer r.running.Done()
+	r.changing.Lock()
+	defer r.changing.Unlock()
+	reg, err := build(ctx, r.engine)
+	if err != nil {
+		return err
+	}
+	if reg == nil {
+		return fmt.Errorf("%w: ReplaceRegistry's function returned no registry", ErrInvalidRegistry)
+	}
+	r.current.Store(pipeline.New(reg, r.sink, pipeline.WithResults(r.results)))
+	return nil
+}
+
 // Actions lists the actions of the Runtime's registry as it stands, sorted;
 // nil after Close.
 func (r *Runtime) Actions() []string {

@@ -3,6 +3,7 @@ package wasmgate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -51,6 +52,45 @@ func TestRuntimeAddsExecutorsAndActions(t *testing.T) {
 	assert.Equal(t, []string{"echo", "math.sum"}, rt.Actions(), "a refused change changes nothing")
 	res = execute(t, rt, wasmgate.ActionRequest{Action: "ghost", Payload: json.RawMessage(`{}`)})
 	assert.Equal(t, []wasmgate.ReasonCode{"ACTION_UNKNOWN"}, res.ReasonCodes)
+}
+
+// A registry replaced whole serves the executions that start afterwards; a
+// replacement that fails leaves the registry as it was.
+func TestRuntimeReplacesRegistry(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t, sumRegistry()...)
+	echoOnly := func(ctx context.Context, engine wasmgate.Engine) (*pipeline.Registry, error) {
+		reg := pipeline.NewRegistry()
+		if err := reg.AddSource(ctx, engine, "echo", wasmgate.ExecutorSource{Wasm: "testdata/echo.wasm"}); err != nil {
+			return nil, err
+		}
+		return reg, reg.AddAction("echo", wasmgate.Route{Executor: "echo", Version: "^1.0.0"})
+	}
+	require.NoError(t, rt.ReplaceRegistry(ctx, echoOnly))
+	assert.Equal(t, []string{"echo"}, rt.Actions())
+	res := execute(t, rt, wasmgate.ActionRequest{Action: "echo", Payload: json.RawMessage(`{"b":1,"a":2}`)})
+	assert.JSONEq(t, `{"a":2,"b":1}`, string(res.Output))
+	res = execute(t, rt, sumRequest(`{"numbers":[1,2]}`))
+	assert.Equal(t, []wasmgate.ReasonCode{"ACTION_UNKNOWN"}, res.ReasonCodes, "the old registry is gone whole")
+
+	failing := errors.New("the registry could not be fetched")
+	refused := []struct {
+		name  string
+		build func(context.Context, wasmgate.Engine) (*pipeline.Registry, error)
+		want  error
+	}{
+		{"nil function", nil, wasmgate.ErrInvalidOption},
+		{"the function's error", func(context.Context, wasmgate.Engine) (*pipeline.Registry, error) { return nil, failing }, failing},
+		{"no registry", func(context.Context, wasmgate.Engine) (*pipeline.Registry, error) { return nil, nil }, wasmgate.ErrInvalidRegistry},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			require.ErrorIs(t, rt.ReplaceRegistry(ctx, c.build), c.want)
+			assert.Equal(t, []string{"echo"}, rt.Actions(), "a refused replacement changes nothing")
+		})
+	}
+	require.NoError(t, rt.Close(ctx))
+	require.ErrorIs(t, rt.ReplaceRegistry(ctx, echoOnly), wasmgate.ErrClosed)
 }
 
 // Replacing a route or an executor takes effect from the next execution;

@@ -3,11 +3,9 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/sentinel"
+	"github.com/wasmgate/wasmgate/internal/traceid"
 )
 
 // ErrInvalidRequest is matched by errors about the request envelope itself
@@ -68,8 +67,6 @@ type Runner interface {
 
 var _ Runner = (*Pipeline)(nil)
 
-var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
 // Execute runs one action and returns its verdict.
 //
 // The action is audited write-ahead: once the request has passed every check
@@ -115,8 +112,8 @@ func (p *Pipeline) begin(action, traceID, tsUTC string) (ActionResult, time.Time
 	start := p.now()
 	res := ActionResult{Action: action, TraceID: traceID, TsUTC: tsUTC, ReasonCodes: []ReasonCode{}}
 	if res.TraceID == "" {
-		res.TraceID = newUUID()
-	} else if !uuidPattern.MatchString(res.TraceID) {
+		res.TraceID = traceid.New()
+	} else if !traceid.Valid(res.TraceID) {
 		return ActionResult{}, start, fmt.Errorf("%w: trace_id %q is not a UUID", ErrInvalidRequest, traceID)
 	}
 	if res.TsUTC == "" {
@@ -470,7 +467,7 @@ func optional(s string) *string {
 //
 // ErrInvalidRequest, saying what is wrong.
 func (r ActionRequest) Validate() error {
-	if r.TraceID != "" && !uuidPattern.MatchString(r.TraceID) {
+	if r.TraceID != "" && !traceid.Valid(r.TraceID) {
 		return fmt.Errorf("%w: trace_id %q is not a UUID", ErrInvalidRequest, r.TraceID)
 	}
 	if r.TsUTC != "" {
@@ -495,16 +492,7 @@ func checkTimestamp(ts string) error {
 
 // NewTraceID returns a random (version 4) UUID: the trace id of a request
 // that brings none.
-func NewTraceID() string { return newUUID() }
-
-// newUUID returns a random (version 4) UUID for requests that bring none.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+func NewTraceID() string { return traceid.New() }
 
 // Host is what a front runs on: a Runner whose registry can change while it
 // runs, over one engine and one audit sink (*wasmgate.Runtime implements

@@ -56,6 +56,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
@@ -215,7 +216,19 @@ func latency(ctx context.Context, o options, tmp string, eng sandbox.Engine, reg
 	if _, err := cluster.Publish(ctx, c, registryFile, jstool.Store{}); err != nil {
 		return nil, err
 	}
-	w, err := cluster.NewWorker(ctx, c, eng, cluster.WorkerOptions{Concurrency: 2})
+	// The in-process worker runs on a Runtime, as `wasmgate worker` does.
+	workerSink, err := cluster.OpenAuditSink(ctx, c, cluster.AuditOptions{})
+	if err != nil {
+		return nil, err
+	}
+	rt, err := wasmgate.New(ctx, wasmgate.WithAuditSink(workerSink),
+		wasmgate.WithRegistry(func(context.Context, sandbox.Engine) (*pipeline.Registry, error) { return pipeline.NewRegistry(), nil }))
+	if err != nil {
+		_ = workerSink.Close()
+		return nil, err
+	}
+	defer rt.Close(ctx)
+	w, err := cluster.NewWorker(ctx, c, rt, workerSink, cluster.WorkerOptions{Concurrency: 2})
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +244,6 @@ func latency(ctx context.Context, o options, tmp string, eng sandbox.Engine, reg
 	defer func() {
 		stopWorker()
 		<-workerDone
-		w.Close()
 	}()
 	client, err := cluster.NewClient(ctx, c, cluster.ClientOptions{})
 	if err != nil {

@@ -208,19 +208,6 @@ func (e env) auditRepairCmd(args []string) int {
 // that appends to an --audit log.
 const auditLockWaitUsage = "how long to wait for an --audit log another process is appending to before giving up (0: not at all)"
 
-// openAuditLog opens a command's --audit log. Its errors say what to do
-// about a torn log or one another process holds.
-func openAuditLog(path string, lockWait time.Duration) (*audit.FileSink, error) {
-	if err := checkLockWait(lockWait); err != nil {
-		return nil, err
-	}
-	s, err := audit.OpenFile(path, audit.WithLockWait(lockWait))
-	if err != nil {
-		return nil, auditLogError(err, path)
-	}
-	return s, nil
-}
-
 // checkLockWait refuses a negative --audit-lock-wait.
 func checkLockWait(lockWait time.Duration) error {
 	if lockWait < 0 {

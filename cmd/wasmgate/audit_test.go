@@ -92,10 +92,14 @@ func TestAuditRepair(t *testing.T) {
 	// An append cut short: the last verdict lost its end.
 	torn := intact[:len(intact)-40]
 	require.NoError(t, os.WriteFile(log, torn, 0o600))
-	for _, cmd := range []string{"run", "serve"} {
+	for _, cmd := range []string{"run", "serve", "script"} {
 		args := []string{"run", "--wasm", td("sum.wasm"), "--audit", log, "--input", `{"numbers":[9]}`}
-		if cmd == "serve" {
+		switch cmd {
+		case "serve":
 			args = []string{"serve", "--addr", "127.0.0.1:0", "--audit", log}
+		case "script":
+			// script opens the log once the script bundled, before it runs.
+			args = []string{"script", scriptFile("combine.ts"), "--config", td("registry.json"), "--audit", log}
 		}
 		r := wasmgate(t, "", args...)
 		assert.Equal(t, exitInternal, r.code, r.stdout)

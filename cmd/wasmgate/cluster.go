@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/internal/cluster"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
@@ -118,22 +119,28 @@ func (e env) workerCmd(ctx context.Context, args []string) int {
 		handler = slog.NewJSONHandler(e.stderr, nil)
 	}
 	logger := slog.New(handler)
-	dir := cacheDir(*cache)
-	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig().WithEngine(name).WithCompilationCacheDir(dir))
-	if err != nil {
-		return e.fail("worker", err)
-	}
-	defer engine.Close(context.WithoutCancel(ctx))
 	c, err := nf.connect(ctx, "worker")
 	if err != nil {
 		return e.fail("worker", err)
 	}
 	defer c.Close()
+	// The worker runs on the one Runtime, audited to the deployment's
+	// chain; it loads the published registry into it.
+	sink, err := cluster.OpenAuditSink(ctx, c, cluster.AuditOptions{})
+	if err != nil {
+		return e.fail("worker", err)
+	}
+	rt, err := openRuntime(ctx, runtimeFlags{engine: name, cacheDir: *cache}, noRegistry, wg.WithAuditSink(sink))
+	if err != nil {
+		_ = sink.Close()
+		return e.fail("worker", err)
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
 	fetchDir := ""
-	if dir != "" {
+	if dir := cacheDir(*cache); dir != "" {
 		fetchDir = dir + "/cluster-" + c.Names.Prefix
 	}
-	w, err := cluster.NewWorker(ctx, c, engine, cluster.WorkerOptions{
+	w, err := cluster.NewWorker(ctx, c, rt, sink, cluster.WorkerOptions{
 		Concurrency: *conc, AckWait: *ackWait, MaxAckPending: *maxAck, CacheDir: fetchDir, Logger: logger,
 	})
 	if errors.Is(err, cluster.ErrNoRegistry) {
@@ -142,7 +149,6 @@ func (e env) workerCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail("worker", err)
 	}
-	defer w.Close()
 	rev := w.Revision()
 	logger.Info("worker ready", "nats", c.NC.ConnectedUrl(), "prefix", c.Names.Prefix, "registry_revision", rev.KV,
 		"registry_digest", rev.Digest, "audit_seq", w.Sink().Seq(), "concurrency", *conc)

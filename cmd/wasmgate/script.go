@@ -101,19 +101,24 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	checker := tscheck.Default()
 	checker.Timeout, checker.MaxMemory = *checkTimeout, *checkMemoryMB<<20
 
-	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig().WithEngine(engineName).WithCompilationCacheDir(cacheDir(cacheDirFlag)))
+	// The registry is loaded once, on the Runtime's engine; the audit log
+	// is opened only once the script has bundled and type-checked.
+	var reg *pipeline.Registry
+	rt, openAudit, err := openRuntimeAuditLater(ctx, runtimeFlags{engine: engineName, cacheDir: cacheDirFlag, audit: auditFile, lockWait: *auditLockWait},
+		func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error) {
+			reg = pipeline.NewRegistry()
+			if config == "" {
+				return reg, nil
+			}
+			loaded, err := e.loadRegistry(ctx, engine, sourceFlags{config: config}, "", sandbox.Limits{},
+				func(problem string) { fmt.Fprintf(e.stderr, "wasmgate script: warning: %s\n", problem) })
+			reg = loaded
+			return loaded, err
+		})
 	if err != nil {
 		return e.fail("script", err)
 	}
-	defer engine.Close(ctx)
-	reg := pipeline.NewRegistry()
-	if config != "" {
-		reg, err = e.loadRegistry(ctx, engine, sourceFlags{config: config}, "", sandbox.Limits{},
-			func(problem string) { fmt.Fprintf(e.stderr, "wasmgate script: warning: %s\n", problem) })
-		if err != nil {
-			return e.fail("script", err)
-		}
-	}
+	defer rt.Close(ctx)
 
 	if *emitTypes != "" {
 		types, err := typeFiles(reg)
@@ -151,21 +156,18 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 		}
 	}
 
-	var sink audit.Sink = audit.NewMemorySink()
-	if auditFile != "" {
-		fsink, err := openAuditLog(auditFile, *auditLockWait)
-		if err != nil {
-			return e.fail("script", err)
-		}
-		sink = fsink
+	if err := openAudit(); err != nil {
+		return e.fail("script", err)
 	}
-	defer sink.Close()
-
-	out, err := jstool.RunScript(ctx, engine, bundle, jstool.ScriptOptions{
-		Limits: limits,
-		Call:   pipelineCaller(pipeline.New(reg, sink)),
-		Stdout: e.stdout,
-		Stderr: e.stderr,
+	var out sandbox.Outcome
+	err = rt.UseEngine(ctx, func(ctx context.Context, engine sandbox.Engine) (err error) {
+		out, err = jstool.RunScript(ctx, engine, bundle, jstool.ScriptOptions{
+			Limits: limits,
+			Call:   pipelineCaller(rt),
+			Stdout: e.stdout,
+			Stderr: e.stderr,
+		})
+		return err
 	})
 	if err != nil {
 		return e.fail("script", err)
@@ -198,7 +200,7 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 
 // pipelineCaller runs a script's tool calls through p, all under one trace
 // id: the one the pipeline gives the first call.
-func pipelineCaller(p *pipeline.Pipeline) jstool.ToolCaller {
+func pipelineCaller(p pipeline.Runner) jstool.ToolCaller {
 	var traceID string
 	return func(ctx context.Context, action string, params json.RawMessage) (jstool.ToolCallResult, error) {
 		res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: params, TraceID: traceID})

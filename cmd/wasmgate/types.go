@@ -61,16 +61,18 @@ func (e env) typesCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail("types", usagef("--engine: %v", err))
 	}
-	engine, err := sandbox.NewEngine(ctx, sandbox.NewConfig().WithEngine(name).WithCompilationCacheDir(cacheDir(*cache)))
+	// Nothing runs: the Runtime loads the registry, and audits nothing.
+	var reg *pipeline.Registry
+	rt, err := openRuntime(ctx, runtimeFlags{engine: name, cacheDir: *cache}, func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error) {
+		loaded, err := e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", sandbox.Limits{},
+			func(problem string) { fmt.Fprintf(e.stderr, "wasmgate types: warning: %s\n", problem) })
+		reg = loaded
+		return loaded, err
+	})
 	if err != nil {
 		return e.fail("types", err)
 	}
-	defer engine.Close(ctx)
-	reg, err := e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", sandbox.Limits{},
-		func(problem string) { fmt.Fprintf(e.stderr, "wasmgate types: warning: %s\n", problem) })
-	if err != nil {
-		return e.fail("types", err)
-	}
+	defer rt.Close(ctx)
 	files, err := typeFiles(reg)
 	if err != nil {
 		return e.fail("types", usagef("%v", err))

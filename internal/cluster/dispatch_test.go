@@ -15,7 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/sandbox"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -53,13 +56,37 @@ func (d deployment) conn(t *testing.T, l Layout) *Conn {
 	return c
 }
 
+// newWorker makes a worker on c as `wasmgate worker` does: it runs on a
+// Runtime of its own, audited to the deployment's chain through a sink of
+// ao. The Runtime is closed when t ends.
+func newWorker(t *testing.T, c *Conn, o WorkerOptions, ao AuditOptions) (*Worker, *wasmgate.Runtime) {
+	t.Helper()
+	ctx := context.Background()
+	sink, err := OpenAuditSink(ctx, c, ao)
+	require.NoError(t, err)
+	rt, err := wasmgate.New(ctx, wasmgate.WithCompilationCacheDir(testenv.CacheDir()), wasmgate.WithAuditSink(sink),
+		wasmgate.WithRegistry(func(context.Context, sandbox.Engine) (*pipeline.Registry, error) { return pipeline.NewRegistry(), nil }))
+	if err != nil {
+		_ = sink.Close()
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() { _ = rt.Close(ctx) })
+	w, err := NewWorker(ctx, c, rt, sink, o)
+	require.NoError(t, err)
+	return w, rt
+}
+
 // startWorker runs a worker on a connection of its own until t ends (or
 // stop is called); stop waits for Run to return.
 func (d deployment) startWorker(t *testing.T, o WorkerOptions) (w *Worker, stop func()) {
 	t.Helper()
-	c := d.conn(t, Layout{})
-	w, err := NewWorker(context.Background(), c, registryEngine(t), o)
-	require.NoError(t, err)
+	return d.startAuditedWorker(t, o, AuditOptions{})
+}
+
+// startAuditedWorker is startWorker with a sink of ao.
+func (d deployment) startAuditedWorker(t *testing.T, o WorkerOptions, ao AuditOptions) (w *Worker, stop func()) {
+	t.Helper()
+	w, rt := newWorker(t, d.conn(t, Layout{}), o, ao)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -68,7 +95,7 @@ func (d deployment) startWorker(t *testing.T, o WorkerOptions) (w *Worker, stop 
 		once.Do(func() {
 			cancel()
 			require.NoError(t, <-done)
-			require.NoError(t, w.Close())
+			require.NoError(t, rt.Close(context.Background()))
 		})
 	}
 	t.Cleanup(stop)

@@ -26,9 +26,7 @@ import (
 func TestRedeliveredAfterWorkerDied(t *testing.T) {
 	d := newDeployment(t, runServer(t), Layout{Memory: true})
 	// The worker that will die: it joins the consumer but never runs.
-	dying, err := NewWorker(context.Background(), d.conn(t, Layout{}), registryEngine(t), WorkerOptions{AckWait: time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { dying.Close() })
+	dying, _ := newWorker(t, d.conn(t, Layout{}), WorkerOptions{AckWait: time.Second}, AuditOptions{})
 
 	cl := d.client(t, ClientOptions{})
 	type answer struct {
@@ -91,9 +89,7 @@ func (v verdictLost) Append(ctx context.Context, r audit.Record) (audit.Record, 
 // answers: the re-run gets the stored attempt back rather than a second one.
 func TestRedeliveredAfterAttemptOnly(t *testing.T) {
 	d := newDeployment(t, runServer(t), Layout{Memory: true})
-	dying, err := NewWorker(context.Background(), d.conn(t, Layout{}), registryEngine(t), WorkerOptions{AckWait: time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { dying.Close() })
+	dying, _ := newWorker(t, d.conn(t, Layout{}), WorkerOptions{AckWait: time.Second}, AuditOptions{})
 
 	cl := d.client(t, ClientOptions{})
 	answered := make(chan pipeline.ActionResult, 1)
@@ -111,7 +107,10 @@ func TestRedeliveredAfterAttemptOnly(t *testing.T) {
 	require.NotNil(t, m)
 	req, _, err := decodeRequest(&nats.Msg{Data: m.Data(), Header: m.Headers()})
 	require.NoError(t, err)
-	lost := pipeline.New(dying.pipe.Load().Registry(), verdictLost{dying.Sink()})
+	// The dying worker's run, on the registry it runs, through its sink.
+	reg, _, err := LoadPublished(context.Background(), d.conn(t, Layout{}), registryEngine(t), "")
+	require.NoError(t, err)
+	lost := pipeline.New(reg, verdictLost{dying.Sink()})
 	res, err := lost.Execute(WithRequestID(context.Background(), m.Headers().Get(jetstream.MsgIDHeader)), req)
 	require.NoError(t, err)
 	require.Contains(t, res.ReasonCodes, pipeline.AuditLogFailed)

@@ -24,7 +24,7 @@ import (
 const reuseWindow = time.Second
 
 // forgetful is what these tests' workers remember of message ids.
-var forgetful = WorkerOptions{Audit: AuditOptions{KeyWindow: time.Nanosecond}}
+var forgetful = AuditOptions{KeyWindow: time.Nanosecond}
 
 // sumRequest is a math.sum request of one trace and time, its payload
 // numbers.
@@ -121,7 +121,7 @@ func requireOnePair(t *testing.T, d deployment, trace string) {
 // attempt and one verdict for it.
 func TestReusedIDAfterWindow(t *testing.T) {
 	d := newDeployment(t, runServer(t), Layout{Memory: true, DedupWindow: reuseWindow})
-	d.startWorker(t, forgetful)
+	d.startAuditedWorker(t, WorkerOptions{}, forgetful)
 	c := d.conn(t, Layout{})
 	replies := subscribe(t, c, "test.replies.>")
 	trace := pipeline.NewTraceID()
@@ -144,7 +144,7 @@ func TestReusedIDAfterWindow(t *testing.T) {
 // (an empty memory) after the first one stopped.
 func TestReusedIDAfterWorkerRestart(t *testing.T) {
 	d := newDeployment(t, runServer(t), Layout{Memory: true, DedupWindow: reuseWindow})
-	_, stop := d.startWorker(t, forgetful)
+	_, stop := d.startAuditedWorker(t, WorkerOptions{}, forgetful)
 	c := d.conn(t, Layout{})
 	replies := subscribe(t, c, "test.replies.>")
 	trace := pipeline.NewTraceID()
@@ -156,7 +156,7 @@ func TestReusedIDAfterWorkerRestart(t *testing.T) {
 	stop()
 
 	publishOnceForgotten(t, c, "reused-2", sumRequest(trace, `[40,2]`), "test.replies.2")
-	d.startWorker(t, forgetful)
+	d.startAuditedWorker(t, WorkerOptions{}, forgetful)
 	requireReusedAnswer(t, first, receive(t, replies))
 	requireOnePair(t, d, trace)
 }
@@ -173,10 +173,9 @@ func TestReusedIDQueuedTogether(t *testing.T) {
 	require.False(t, publishRequest(t, c, "reused-3", sumRequest(trace, `[1,2]`), "test.replies.1"))
 	publishOnceForgotten(t, c, "reused-3", sumRequest(trace, `[40,2]`), "test.replies.2")
 
-	o := forgetful
-	o.Concurrency = 4
-	d.startWorker(t, o)
-	d.startWorker(t, o)
+	o := WorkerOptions{Concurrency: 4}
+	d.startAuditedWorker(t, o, forgetful)
+	d.startAuditedWorker(t, o, forgetful)
 	answers := []*nats.Msg{receive(t, first), receive(t, second)}
 	ran, reused := answers[0], answers[1]
 	if _, err := decodeReply(ran.Data); err != nil {
@@ -202,9 +201,7 @@ func TestReusedIDVerdictNotIndexed(t *testing.T) {
 	trace := pipeline.NewTraceID()
 	require.False(t, publishRequest(t, c, "reused-4", sumRequest(trace, `[1,2]`), "test.replies.1"))
 
-	stopping, err := NewWorker(context.Background(), d.conn(t, Layout{}), registryEngine(t), forgetful)
-	require.NoError(t, err)
-	t.Cleanup(func() { stopping.Close() })
+	stopping, _ := newWorker(t, d.conn(t, Layout{}), WorkerOptions{}, forgetful)
 	batch, err := stopping.cons.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
 	require.NoError(t, err)
 	var m jetstream.Msg
@@ -219,7 +216,7 @@ func TestReusedIDVerdictNotIndexed(t *testing.T) {
 	require.NoError(t, m.DoubleAck(context.Background()))
 
 	publishOnceForgotten(t, c, "reused-4", sumRequest(trace, `[40,2]`), "test.replies.2")
-	d.startWorker(t, forgetful)
+	d.startAuditedWorker(t, WorkerOptions{}, forgetful)
 	got := receive(t, replies)
 	assert.Equal(t, "test.replies.2", got.Subject)
 	res, err := decodeReply(got.Data)
@@ -250,7 +247,7 @@ func TestReusedIDJudgedBeforeTheIndex(t *testing.T) {
 
 	replies := subscribe(t, c, "test.replies.>")
 	publishOnceForgotten(t, c, "reused-5", sumRequest(trace, `[40,2]`), "test.replies.2")
-	d.startWorker(t, forgetful)
+	d.startAuditedWorker(t, WorkerOptions{}, forgetful)
 	res, err := decodeReply(receive(t, replies).Data)
 	require.ErrorIs(t, err, ErrRequestIDReused)
 	assert.Equal(t, pipeline.StatusSuccess, res.Status)

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/admission"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/pipeline"
 )
@@ -37,14 +38,21 @@ type WorkerOptions struct {
 	// CacheDir keeps fetched modules and tools across restarts ("" for
 	// none); compiled code is cached by the engine.
 	CacheDir string
-	// Audit configures the worker's audit sink.
-	Audit AuditOptions
 	// Logger receives a line per reload and per failure (default: discard).
 	Logger *slog.Logger
 }
 
-// Worker executes the requests of the actions stream through a pipeline of
-// its own, audited to the deployment's one chain. A request id names one
+// Host is what a worker executes on: *wasmgate.Runtime, opened with the
+// worker's audit sink (wasmgate.WithAuditSink), so that every verdict goes
+// to the deployment's one chain. The worker replaces its registry whole
+// with each revision published.
+type Host interface {
+	Execute(ctx context.Context, req pipeline.ActionRequest) (pipeline.ActionResult, error)
+	ReplaceRegistry(ctx context.Context, build func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error)) error
+}
+
+// Worker executes the requests of the actions stream on its Host, audited
+// to the deployment's one chain. A request id names one
 // request for ever: one that has a verdict is not executed again but
 // answered with that verdict, as the request index keeps it (see
 // requestIndex). Requests are acknowledged only once their verdict is stored
@@ -52,16 +60,15 @@ type WorkerOptions struct {
 // after AckWait, and the next one finds on the chain what the dead one
 // stored of them (the chain keeps one attempt and one verdict per request).
 type Worker struct {
-	conn   *Conn
-	engine sandbox.Engine
-	sink   *AuditSink
-	cons   jetstream.Consumer
+	conn *Conn
+	host Host
+	sink *AuditSink
+	cons jetstream.Consumer
 	// index is the request index; actions the actions stream, asked
 	// whether a claim's message is still queued.
 	index   *requestIndex
 	actions jetstream.Stream
 	o       WorkerOptions
-	pipe    atomic.Pointer[pipeline.Pipeline]
 	// stopping is set once Run's context ends: results are sent once more,
 	// not retried.
 	stopping atomic.Bool
@@ -69,15 +76,17 @@ type Worker struct {
 	log      *slog.Logger
 }
 
-// NewWorker loads the published registry on engine, opens the audit chain
-// and the request index, indexes the verdicts of the chain that are not (see
-// indexChain), and joins the workers' consumer.
+// NewWorker loads the published registry into host, opens the request
+// index, indexes the verdicts of the chain that are not (see indexChain),
+// and joins the workers' consumer. sink is host's audit sink, which the
+// worker reads the chain through; closing host closes it.
 //
 // # Errors
 //
-// ErrNoRegistry (wrapped) when nothing has been published yet, and the
-// errors of reaching JetStream (a request index missing: Setup makes it).
-func NewWorker(ctx context.Context, c *Conn, engine sandbox.Engine, o WorkerOptions) (*Worker, error) {
+// ErrNoRegistry (wrapped) when nothing has been published yet, host's
+// error when it is closed, and the errors of reaching JetStream (a request
+// index missing: Setup makes it).
+func NewWorker(ctx context.Context, c *Conn, host Host, sink *AuditSink, o WorkerOptions) (*Worker, error) {
 	if o.Concurrency <= 0 {
 		o.Concurrency = goruntime.GOMAXPROCS(0)
 	}
@@ -87,21 +96,15 @@ func NewWorker(ctx context.Context, c *Conn, engine sandbox.Engine, o WorkerOpti
 	if o.MaxAckPending <= 0 {
 		o.MaxAckPending = 1000
 	}
-	w := &Worker{conn: c, engine: engine, o: o, log: o.Logger}
+	w := &Worker{conn: c, host: host, sink: sink, o: o, log: o.Logger}
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
-	reg, rev, err := LoadPublished(ctx, c, engine, o.CacheDir)
+	rev, err := w.loadPublished(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sink, err := OpenAuditSink(ctx, c, o.Audit)
-	if err != nil {
-		return nil, err
-	}
-	w.sink = sink
 	if w.index, err = openRequestIndex(ctx, c); err != nil {
-		sink.Close()
 		return nil, err
 	}
 	err = retryCall(ctx, func(ctx context.Context) (err error) {
@@ -109,14 +112,11 @@ func NewWorker(ctx context.Context, c *Conn, engine sandbox.Engine, o WorkerOpti
 		return err
 	})
 	if err != nil {
-		sink.Close()
 		return nil, fmt.Errorf("nats: stream %s: %w", c.Names.ActionsStream(), err)
 	}
 	if err := w.indexChain(ctx); err != nil {
-		sink.Close()
 		return nil, err
 	}
-	w.pipe.Store(pipeline.New(reg, sink))
 	w.rev.Store(&rev)
 	cons, err := c.JS.CreateOrUpdateConsumer(ctx, c.Names.ActionsStream(), jetstream.ConsumerConfig{
 		Durable:     c.Names.Workers(),
@@ -130,11 +130,22 @@ func NewWorker(ctx context.Context, c *Conn, engine sandbox.Engine, o WorkerOpti
 		MaxDeliver:    -1,
 	})
 	if err != nil {
-		sink.Close()
 		return nil, fmt.Errorf("nats: consumer %s: %w", c.Names.Workers(), err)
 	}
 	w.cons = cons
 	return w, nil
+}
+
+// loadPublished replaces the host's registry with the revision published
+// last, and returns that revision.
+func (w *Worker) loadPublished(ctx context.Context) (Revision, error) {
+	var rev Revision
+	err := w.host.ReplaceRegistry(ctx, func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error) {
+		reg, got, err := LoadPublished(ctx, w.conn, engine, w.o.CacheDir)
+		rev = got
+		return reg, err
+	})
+	return rev, err
 }
 
 // Revision is the registry revision the worker runs.
@@ -154,12 +165,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			if rev.KV == w.Revision().KV {
 				return
 			}
-			reg, got, err := LoadPublished(watchCtx, w.conn, w.engine, w.o.CacheDir)
+			got, err := w.loadPublished(watchCtx)
 			if err != nil {
 				w.log.Error("registry reload failed; still running the previous one", "revision", rev.KV, "error", err)
 				return
 			}
-			w.pipe.Store(pipeline.New(reg, w.sink))
 			w.rev.Store(&got)
 			w.log.Info("registry reloaded", "revision", got.KV, "digest", got.Digest)
 		})
@@ -171,28 +181,32 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Pull requests that expire within pullWait, rather than one long-lived
 	// subscription: a pull parked on a consumer leader that went away costs
 	// at most pullWait, and the worker takes only what it has slots for.
-	slots := make(chan struct{}, w.o.Concurrency)
+	gate := admission.New(w.o.Concurrency)
 	var running sync.WaitGroup
 	defer running.Wait()
 	defer w.stopping.Store(true) // before the wait: results are not retried then
 	for ctx.Err() == nil {
-		slots <- struct{}{} // at least one free
-		free := 1
-	fill:
-		for free < w.o.Concurrency {
-			select {
-			case slots <- struct{}{}:
-				free++
-			default:
-				break fill
-			}
+		// At least one slot: the executions under way free theirs without
+		// waiting for ctx (they end within their limits).
+		first, err := gate.Acquire(context.WithoutCancel(ctx))
+		if err != nil {
+			return err // not with a context that never ends
 		}
+		held := []func(){first}
+		for len(held) < w.o.Concurrency {
+			release, ok := gate.TryAcquire()
+			if !ok {
+				break
+			}
+			held = append(held, release)
+		}
+		free := len(held)
 		// The heartbeat ends a pull whose server went away (nothing else
 		// would: the pull would wait forever).
 		batch, err := w.cons.Fetch(free, jetstream.FetchMaxWait(pullWait), jetstream.FetchHeartbeat(pullWait/4))
 		if err != nil {
-			for range free {
-				<-slots
+			for _, release := range held {
+				release()
 			}
 			if ctx.Err() != nil {
 				break
@@ -218,9 +232,10 @@ func (w *Worker) Run(ctx context.Context) error {
 				if !ok {
 					break take
 				}
+				release := held[taken]
 				taken++
 				running.Go(func() {
-					defer func() { <-slots }()
+					defer release()
 					w.handle(m)
 				})
 			case <-abandon.C:
@@ -229,8 +244,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		}
 		abandon.Stop()
-		for range free - taken {
-			<-slots
+		for _, release := range held[taken:] {
+			release()
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
 			w.log.Warn("pulling requests; trying again", "consumer", w.conn.Names.Workers(), "error", err)
@@ -453,7 +468,7 @@ func (w *Worker) queued(ctx context.Context, seq uint64) (bool, error) {
 	return false, fmt.Errorf("actions stream %s, message %d: %w", w.conn.Names.ActionsStream(), seq, err)
 }
 
-// execute runs t's request through the pipeline, under its claim.
+// execute runs t's request on the host, under its claim.
 func (w *Worker) execute(t *taken) (pipeline.ActionResult, error) {
 	// Shutting down does not cancel what runs: it ends within its limits.
 	ctx := withClaim(WithRequestID(context.Background(), t.id), t.claim)
@@ -462,7 +477,7 @@ func (w *Worker) execute(t *taken) (pipeline.ActionResult, error) {
 		ctx, cancel = context.WithDeadline(ctx, t.deadline)
 		defer cancel()
 	}
-	return w.pipe.Load().Execute(ctx, t.req)
+	return w.host.Execute(ctx, t.req)
 }
 
 // conclude indexes the verdict t's execution stored (or releases the claim
@@ -597,10 +612,6 @@ func (w *Worker) answer(reply string, deadline time.Time, body []byte) {
 		}
 	}
 }
-
-// Close closes the worker's audit sink once its records are written. Call
-// it after Run has returned.
-func (w *Worker) Close() error { return w.sink.Close() }
 
 // indexChain indexes the verdicts of the chain that no worker indexed: those
 // stored by a wasmgate before the request index, or by one still running

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wasmgate/wasmgate/internal/jsonrpc/flow"
+	"github.com/wasmgate/wasmgate/internal/traceid"
 	"github.com/wasmgate/wasmgate/pipeline"
 )
 
@@ -138,7 +139,7 @@ func (s *Server) startRun(p json.RawMessage) (any, *rpcError) {
 		return nil, err
 	}
 	opts := params.Options
-	traceID, traceOK := normalizeUUID(opts.TraceID)
+	traceID, traceOK := traceid.Parse(opts.TraceID)
 	switch {
 	case len(params.IR) == 0 || string(params.IR) == "null":
 		return nil, errorf(CodeInvalidParams, "ir is required: a Flow IR %s document", flow.Version)
@@ -165,7 +166,7 @@ func (s *Server) startRun(p json.RawMessage) (any, *rpcError) {
 		traceID = s.cfg.DefaultTraceID
 	}
 	if traceID == "" {
-		traceID = newUUID()
+		traceID = traceid.New()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,7 +178,7 @@ func (s *Server) startRun(p json.RawMessage) (any, *rpcError) {
 		}
 	}
 	if id == "" {
-		id = newUUID()
+		id = traceid.New()
 	}
 	if _, taken := s.runs[id]; taken {
 		return nil, errorf(CodeInvalidParams, "run id %q is already in use", id)

@@ -163,7 +163,7 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	defer r.cancel(nil)
 	log := s.cfg.Logger.With("run_id", r.id, "trace_id", r.traceID)
 	var res flow.Result
-	if s.acquire(ctx) {
+	if release, err := s.gate.Acquire(ctx); err == nil {
 		r.setRunning()
 		log.Info("run started", "flow", r.flow.Name(), "steps", r.flow.Steps())
 		res = r.flow.Execute(ctx, flow.ExecConfig{
@@ -172,7 +172,7 @@ func (s *Server) execute(ctx context.Context, r *run) {
 			Emit:       r.emit,
 			TimeoutCap: s.cfg.FlowTimeoutCap,
 		})
-		<-s.slots
+		release()
 	} else {
 		res = flow.Cancelled(context.Cause(ctx))
 		r.emit(flow.Event{Type: flow.EventLog, Level: "error", Timestamp: flow.Now(), Message: "run failed before it started: " + res.Failure.Message})
@@ -184,20 +184,6 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	}
 	log.Info("run finished", attrs...)
 	close(r.done)
-}
-
-// acquire waits for a free slot; false when ctx is done first.
-func (s *Server) acquire(ctx context.Context) bool {
-	select {
-	case s.slots <- struct{}{}:
-		if ctx.Err() != nil {
-			<-s.slots
-			return false
-		}
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // retire records how r ended and keeps it for polling, forgetting the

@@ -75,18 +75,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/wasmgate/wasmgate/internal/admission"
 	"github.com/wasmgate/wasmgate/internal/jsonrpc/flow"
+	"github.com/wasmgate/wasmgate/internal/traceid"
 	"github.com/wasmgate/wasmgate/pipeline"
 )
 
@@ -149,7 +149,7 @@ type Server struct {
 	cfg       Config
 	stepKinds []string
 	known     map[string]bool
-	slots     chan struct{}
+	gate      *admission.Gate
 
 	mu          sync.Mutex
 	runs        map[string]*run
@@ -162,22 +162,8 @@ type Server struct {
 }
 
 var (
-	uuidPattern  = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
 	runIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 )
-
-// normalizeUUID reads a UUID written with or without its dashes (Python's
-// uuid4().hex has none) and returns its canonical form: lowercase, dashed.
-func normalizeUUID(s string) (string, bool) {
-	if !uuidPattern.MatchString(s) {
-		return "", false
-	}
-	h := strings.ToLower(strings.ReplaceAll(s, "-", ""))
-	if len(h) != 32 {
-		return "", false
-	}
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
-}
 
 // NewServer checks cfg and returns a server.
 func NewServer(cfg Config) (*Server, error) {
@@ -192,7 +178,7 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("jsonrpc: the flow timeout cap must not be negative")
 	}
 	if cfg.DefaultTraceID != "" {
-		id, ok := normalizeUUID(cfg.DefaultTraceID)
+		id, ok := traceid.Parse(cfg.DefaultTraceID)
 		if !ok {
 			return nil, fmt.Errorf("jsonrpc: default trace id %q is not a UUID", cfg.DefaultTraceID)
 		}
@@ -212,7 +198,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:    cfg,
-		slots:  make(chan struct{}, cfg.Concurrency),
+		gate:   admission.New(cfg.Concurrency),
 		runs:   map[string]*run{},
 		known:  map[string]bool{},
 		runCtx: context.Background(),
@@ -480,13 +466,4 @@ func decodeParams(p json.RawMessage, dst any) *rpcError {
 		return errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
 	return nil
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

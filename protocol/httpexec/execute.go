@@ -86,7 +86,7 @@ func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Trace-Id", traceID)
 	}
 
-	release, refused := s.limit.acquire(r.Context())
+	release, refused := s.admit(r.Context())
 	if refused != "" {
 		s.metrics.admissionRefusals.WithLabelValues(refused).Inc()
 		s.metrics.observeCall("REFUSED", CodeServiceUnavailable)

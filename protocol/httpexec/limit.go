@@ -3,59 +3,33 @@ package httpexec
 import (
 	"context"
 	"errors"
-	"time"
+
+	"github.com/wasmgate/wasmgate/internal/admission"
 )
 
-// limiter bounds the tool calls running at once. A call beyond the limit
-// waits in a short queue, at most wait; when the queue is full, or the wait
-// runs out, the call is refused (503) rather than left to pile up.
-type limiter struct {
-	slots chan struct{} // running calls
-	queue chan struct{} // running and waiting calls
-	wait  time.Duration
-}
-
-func newLimiter(running, waiting int, wait time.Duration) *limiter {
-	return &limiter{
-		slots: make(chan struct{}, running),
-		queue: make(chan struct{}, running+waiting),
-		wait:  wait,
-	}
-}
-
-// Why a call got no slot.
+// Why a call got no slot from the server's gate (admission.NewQueued: a
+// call beyond the limit waits in a short queue, at most QueueWait; when the
+// queue is full, or the wait runs out, it is refused (503) rather than left
+// to pile up), as the metrics label it.
 const (
 	refusedQueueFull  = "queue_full"  // every slot busy, the queue full
 	refusedQueueWait  = "queue_wait"  // no slot within the queue wait
-	refusedClientGone = "client_gone" // the client left while waiting
+	refusedClientGone = "client_gone" // the client left before a slot was free
 )
 
-// acquire takes a slot, or says why it could not: the server is saturated,
-// or ctx ended first. release gives the slot back.
-func (l *limiter) acquire(ctx context.Context) (release func(), refused string) {
-	select {
-	case l.queue <- struct{}{}:
-	default:
+// admit takes a slot from the server's gate, or says why it could not: the
+// server is saturated, or ctx ended first. release gives the slot back.
+func (s *Server) admit(ctx context.Context) (release func(), refused string) {
+	release, err := s.gate.Acquire(ctx)
+	switch {
+	case err == nil:
+		return release, ""
+	case errors.Is(err, admission.ErrQueueFull):
 		return nil, refusedQueueFull
+	case errors.Is(err, admission.ErrQueueWait):
+		return nil, refusedQueueWait
 	}
-	select {
-	case l.slots <- struct{}{}:
-		// A free slot: no timer to set.
-		return func() { <-l.slots; <-l.queue }, ""
-	default:
-	}
-	t := time.NewTimer(l.wait)
-	defer t.Stop()
-	select {
-	case l.slots <- struct{}{}:
-		return func() { <-l.slots; <-l.queue }, ""
-	case <-t.C:
-		refused = refusedQueueWait
-	case <-ctx.Done():
-		refused = refusedClientGone
-	}
-	<-l.queue
-	return nil, refused
+	return nil, refusedClientGone
 }
 
 // Admit takes a slot for one execution from the server's admission, as a
@@ -64,7 +38,7 @@ func (l *limiter) acquire(ctx context.Context) (release func(), refused string) 
 // saturated (the queue is full, or no slot freed within QueueWait) or ctx
 // ended first.
 func (s *Server) Admit(ctx context.Context) (release func(), err error) {
-	release, refused := s.limit.acquire(ctx)
+	release, refused := s.admit(ctx)
 	switch refused {
 	case "":
 		return release, nil

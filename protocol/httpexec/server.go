@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/wasmgate/wasmgate/internal/admission"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/weborigin"
 	"github.com/wasmgate/wasmgate/jstool"
@@ -166,7 +167,7 @@ type Server struct {
 	keyHash [32]byte
 	mux     *http.ServeMux
 	tools   *toolCache
-	limit   *limiter
+	gate    *admission.Gate
 	metrics *metrics
 	// actions and executors are those of the Runtime's registry when the
 	// server was made: what it serves by name. The npm tools added since
@@ -206,7 +207,7 @@ func NewServer(cfg Config) *Server {
 		origins: weborigin.NewSet(cfg.CORSOrigins),
 		keyHash: sha256.Sum256([]byte(cfg.APIKey)),
 		tools:   newToolCache(cfg),
-		limit:   newLimiter(cfg.MaxConcurrency, cfg.QueueLength, cfg.QueueWait),
+		gate:    admission.NewQueued(cfg.MaxConcurrency, cfg.QueueLength, cfg.QueueWait),
 		metrics: newMetrics(cfg.Metrics),
 	}
 	s.actions, s.executors = cfg.Runtime.Actions(), cfg.Runtime.Executors()

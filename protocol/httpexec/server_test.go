@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/admission"
 	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/js"
@@ -425,61 +426,48 @@ func TestTraceIDs(t *testing.T) {
 	assert.Equal(t, "", traceIDFrom(http.Header{"Traceparent": {"00-00000000000000000000000000000000-0000000000000001-00"}}), "the all-zero trace id is invalid")
 }
 
-func TestLimiter(t *testing.T) {
-	l := newLimiter(1, 1, 20*time.Millisecond)
-	release, why := l.acquire(context.Background())
+// A call the server's gate refuses is labelled by why.
+func TestAdmitRefusals(t *testing.T) {
+	ctx := context.Background()
+	// One slot, held: the next caller waits in the queue, then gives up.
+	s := &Server{gate: admission.NewQueued(1, 1, time.Millisecond)}
+	release, why := s.admit(ctx)
 	require.Equal(t, "", why)
-	// The slot is taken: the next caller waits in the queue, then gives up.
-	_, why = l.acquire(context.Background())
+	_, why = s.admit(ctx)
 	assert.Equal(t, refusedQueueWait, why, "the wait ran out")
 	release()
 
-	// With a wait that never runs out, a caller refused at all is refused
-	// because the queue is full.
-	l = newLimiter(1, 1, time.Hour)
-	release, why = l.acquire(context.Background())
+	// No room to wait: refused at once.
+	s = &Server{gate: admission.NewQueued(1, 0, time.Hour)}
+	release, why = s.admit(ctx)
 	require.Equal(t, "", why)
-	type got struct {
-		release func()
-		why     string
-	}
-	waiter := make(chan got)
-	go func() { r, why := l.acquire(context.Background()); waiter <- got{r, why} }()
-	for len(l.queue) < 2 {
-		time.Sleep(time.Millisecond)
-	}
-	_, why = l.acquire(context.Background())
+	_, why = s.admit(ctx)
 	assert.Equal(t, refusedQueueFull, why, "the queue is full")
 	release()
-	w := <-waiter
-	require.Equal(t, "", w.why, "the waiter got the released slot")
 
-	ctx, cancel := context.WithCancel(context.Background())
+	gone, cancel := context.WithCancel(ctx)
 	cancel()
-	_, why = l.acquire(ctx)
-	assert.Equal(t, refusedClientGone, why, "a cancelled caller stops waiting")
-	w.release()
-
-	r, why := l.acquire(context.Background())
-	require.Equal(t, "", why, "a released slot is free again")
-	r()
+	_, why = s.admit(gone)
+	assert.Equal(t, refusedClientGone, why, "a client that left gets no slot")
+	release, why = s.admit(ctx)
+	require.Equal(t, "", why, "the refusals held nothing")
+	release()
 }
 
 func TestSaturationIs503(t *testing.T) {
 	f := newFixture(t, func(c *fixtureConfig) { c.MaxConcurrency = 1; c.QueueLength = 1; c.QueueWait = time.Millisecond })
-	// Hold the only slot and the only queue place.
-	release, why := f.srv.limit.acquire(context.Background())
+	// Hold the only slot: the call waits its QueueWait for it in vain,
+	// however loaded the machine. (TestAdmitRefusals: a full queue.)
+	release, why := f.srv.admit(context.Background())
 	require.Equal(t, "", why)
 	defer release()
-	f.srv.limit.queue <- struct{}{}
-	defer func() { <-f.srv.limit.queue }()
 	r := f.do(t, "POST", "/execute-tool", execute("acme-tools", "shout", `{"s":"a"}`))
 	assert.Equal(t, http.StatusServiceUnavailable, r.status)
 	assert.Equal(t, "1", r.header.Get("Retry-After"))
 	assert.Equal(t, CodeServiceUnavailable, errorCode(r))
 	assert.Empty(t, f.sink.Verdicts(), "nothing ran, nothing was audited")
 	m := f.do(t, "GET", "/metrics", "")
-	assert.Contains(t, m.raw, `wasmgate_admission_refusals_total{reason="queue_full"} 1`)
+	assert.Contains(t, m.raw, `wasmgate_admission_refusals_total{reason="queue_wait"} 1`)
 }
 
 func TestMetrics(t *testing.T) {

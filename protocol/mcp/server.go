@@ -27,6 +27,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmgate/wasmgate/internal/sandbox"
+	"github.com/wasmgate/wasmgate/internal/traceid"
 	"github.com/wasmgate/wasmgate/pipeline"
 )
 
@@ -475,21 +476,13 @@ func errorResult(text string, meta sdk.Meta) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Meta: meta, IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}
 }
 
-// traceparent: version "-" trace-id "-" parent-id "-" flags (W3C Trace
-// Context), as MCP clients put it in a request's _meta.
-var traceparent = regexp.MustCompile(`^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$`)
-
 // traceIDFrom is the trace id of a call whose _meta carries a W3C
 // traceparent, in the UUID form the pipeline records; "" (a new id) when it
 // carries none or an invalid one.
 func traceIDFrom(meta sdk.Meta) string {
 	tp, _ := meta["traceparent"].(string)
-	m := traceparent.FindStringSubmatch(strings.TrimSpace(tp))
-	if m == nil || m[1] == strings.Repeat("0", 32) {
-		return ""
-	}
-	h := m[1]
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+	id, _ := traceid.FromTraceparent(tp)
+	return id
 }
 
 // RegistryTools is the catalog of a runner: one tool per action, named
