@@ -156,5 +156,5 @@ func TestDefaultFuelFollowsTheTimeout(t *testing.T) {
 	assert.Equal(t, uint64(80_000_000), sandbox.Limits{TimeoutMs: 1000}.WithDefaults(d).Fuel)
 	assert.Equal(t, uint64(5), sandbox.Limits{TimeoutMs: 60_000, Fuel: 5}.WithDefaults(d).Fuel)
 	assert.Equal(t, uint32(2048), d.MemoryPages, "128 MiB, for loading as for calls")
-	assert.Equal(t, sandbox.DefaultLimits.MaxPayloadBytes, d.MaxPayloadBytes, "the payload limits are a Wasm module's")
+	assert.Equal(t, sandbox.DefaultLimits().MaxPayloadBytes, d.MaxPayloadBytes, "the payload limits are a Wasm module's")
 }

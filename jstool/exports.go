@@ -63,7 +63,7 @@ func exportNames(ctx context.Context, engine sandbox.Engine, b Bundle) ([]string
 	}
 	// Listing evaluates the whole bundle, as loading does: loading's
 	// budget, in a tool's default memory.
-	lim := LoadLimits
+	lim := LoadLimits()
 	lim.MemoryPages = defaultMemoryPages
 	out, err := RunScript(ctx, engine, probe, ScriptOptions{Limits: lim})
 	if err != nil {

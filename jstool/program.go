@@ -33,17 +33,21 @@ import (
 // its "v"), and the version of the executor "node" in the audit log.
 const NodeVersion = "20.0.0"
 
-// ProgramLimits are a program's limits where ProgramOptions.Limits sets
-// none: fuel, time and memory bound the run, MaxPayloadBytes the stdin and
-// MaxOutputBytes each of stdout and stderr.
-// An unset fuel is what the timeout covers (fuelPerMs a millisecond).
-var ProgramLimits = sandbox.Limits{
+// programLimits is ProgramLimits's value, of which callers get copies.
+var programLimits = sandbox.Limits{
 	TimeoutMs:       30_000,
 	Fuel:            30_000 * fuelPerMs,
 	MemoryPages:     1024,
 	MaxPayloadBytes: 10 << 20,
 	MaxOutputBytes:  10 << 20,
 }.WithFuelPerMs(fuelPerMs)
+
+// ProgramLimits returns a program's limits where ProgramOptions.Limits sets
+// none: fuel, time and memory bound the run, MaxPayloadBytes the stdin and
+// MaxOutputBytes each of stdout and stderr.
+// An unset fuel is what the timeout covers (fuelPerMs a millisecond).
+// The caller gets a copy.
+func ProgramLimits() sandbox.Limits { return programLimits }
 
 // BundleProgram bundles a program and everything it requires or imports,
 // node_modules included, as node runs it: the entry may have any extension
@@ -183,7 +187,7 @@ type ProgramOptions struct {
 // RunProgram: each Execute runs it once, in a fresh engine instance, as node
 // runs a file. in.Bytes is its stdin (in.Limits.MaxPayloadBytes bounds it;
 // Execute does not check) and in.Digest their digest; in.Limits' unset
-// fields come from ProgramLimits, MaxOutputBytes bounding each of stdout
+// fields come from ProgramLimits(), MaxOutputBytes bounding each of stdout
 // and stderr. The Outcome is Completed for exit status 0, Failed for another
 // status (an uncaught exception is status 1, written to stderr as Node
 // writes it), or the limit the program reached; its Output is what the
@@ -200,7 +204,7 @@ type Program struct {
 }
 
 // NewProgram makes b an executor of identity m (its id and version, and
-// the limits it runs under where a request sets none, before ProgramLimits)
+// the limits it runs under where a request sets none, before ProgramLimits())
 // that runs on engine with opts' argv, streams and engine module.
 func NewProgram(engine sandbox.Engine, b Bundle, m sandbox.Manifest, opts ProgramOptions) (*Program, error) {
 	if opts.Engine == nil {
@@ -218,8 +222,8 @@ func NewProgram(engine sandbox.Engine, b Bundle, m sandbox.Manifest, opts Progra
 func (p *Program) Manifest() sandbox.Manifest { return p.manifest }
 
 // DefaultLimits are the limits a run gets where its request and the
-// manifest set none: ProgramLimits.
-func (p *Program) DefaultLimits() sandbox.Limits { return ProgramLimits }
+// manifest set none: ProgramLimits().
+func (p *Program) DefaultLimits() sandbox.Limits { return ProgramLimits() }
 
 // ModuleDigest implements the pipeline's Executor: the engine module, the
 // prelude and the bundle, together.
@@ -236,7 +240,7 @@ func (p *Program) Execute(ctx context.Context, in sandbox.Input) (sandbox.Outcom
 	if err != nil {
 		return sandbox.Outcome{}, fmt.Errorf("the QuickJS engine module: %w", err)
 	}
-	in.Limits = in.Limits.WithDefaults(ProgramLimits)
+	in.Limits = in.Limits.WithDefaults(ProgramLimits())
 	name := filepath.Base(p.bundle.Entry)
 	if name == "" || name == "." || name == "/" {
 		name = "program.js"

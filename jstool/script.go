@@ -181,16 +181,20 @@ func BundleScript(file string, actions []string) (Bundle, error) {
 	return bundleFileWith(file, map[string]string{ToolscriptModule: src}, "script")
 }
 
-// ScriptLimits are a script's limits where ScriptOptions.Limits sets none:
-// a script is a program that waits on tools, not a tool, so its budget is
-// generous: its time, and the fuel that time covers (fuelPerMs). Only fuel,
-// time, memory and the size of the result apply.
-var ScriptLimits = sandbox.Limits{
+// scriptLimits is ScriptLimits's value, of which callers get copies.
+var scriptLimits = sandbox.Limits{
 	TimeoutMs:      30_000,
 	Fuel:           30_000 * fuelPerMs,
 	MemoryPages:    1024,
 	MaxOutputBytes: 10 << 20,
 }
+
+// ScriptLimits returns a script's limits where ScriptOptions.Limits sets none:
+// a script is a program that waits on tools, not a tool, so its budget is
+// generous: its time, and the fuel that time covers (fuelPerMs). Only fuel,
+// time, memory and the size of the result apply.
+// The caller gets a copy.
+func ScriptLimits() sandbox.Limits { return scriptLimits }
 
 // ToolCallResult is what a script's tool call gets back: the verdict of the
 // action it called.
@@ -214,7 +218,7 @@ type ToolCaller func(ctx context.Context, action string, params json.RawMessage)
 
 // ScriptOptions say how RunScript runs a script.
 type ScriptOptions struct {
-	// Limits are the script's own limits (zero fields: ScriptLimits). The
+	// Limits are the script's own limits (zero fields: ScriptLimits()). The
 	// actions it calls run under theirs, within the script's deadline.
 	Limits sandbox.Limits
 	// Call performs the tool calls; nil refuses them.
@@ -260,7 +264,7 @@ func RunScript(ctx context.Context, engine sandbox.Engine, b Bundle, opts Script
 	if name == "" || name == "." || name == "/" {
 		name = "script.js"
 	}
-	lim := opts.Limits.WithDefaults(ScriptLimits)
+	lim := opts.Limits.WithDefaults(ScriptLimits())
 	in := sandbox.Input{Digest: audit.DigestBytes(b.Source), Limits: lim}
 	ctx = jshost.WithJSHostFunctions(ctx, jshost.JSHostFunctions{
 		jshost.JSScriptCall:    opts.call,

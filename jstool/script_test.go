@@ -284,7 +284,7 @@ func TestScriptHostFunctionsAreNotInherited(t *testing.T) {
 export default await tools.math.sum({numbers: [1]}).catch((e) => e.message);`), []string{"math.sum"})
 	require.NoError(t, err)
 	bare := func(ctx context.Context) sandbox.Outcome {
-		out, err := reactor.Run(ctx, nil, sandbox.Input{Limits: jstool.ScriptLimits},
+		out, err := reactor.Run(ctx, nil, sandbox.Input{Limits: jstool.ScriptLimits()},
 			sandbox.Driver(jshost.QuickJSScript(jshost.JSScript{Name: "script.ts", Source: b.Source, MaxOutput: 1 << 20})))
 		require.NoError(t, err)
 		return out

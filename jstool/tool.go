@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"time"
 
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/internal/host"
@@ -46,7 +47,7 @@ func (e *LoadError) Is(target error) bool {
 }
 
 // fuelPerMs is the fuel a toolscript's or a program's budget grants per
-// millisecond of its wall clock (ScriptLimits, ProgramLimits): twice what
+// millisecond of its wall clock (ScriptLimits(), ProgramLimits()): twice what
 // the fastest-burning tool measured (an integer loop, about 6 billion units
 // a second) spends in one (docs/BENCHMARKS.md, Issue 14).
 const fuelPerMs = 12_000_000
@@ -70,20 +71,40 @@ const (
 	defaultMemoryPages = 2048
 )
 
-// LoadLimits bound loading a tool (evaluating the engine's setup, the prelude
+// loadLimits is LoadLimits's value, of which callers get copies.
+var loadLimits = sandbox.Limits{TimeoutMs: 300_000, Fuel: 60_000_000_000}
+
+// LoadLimits returns the limits that bound loading a tool (evaluating the engine's setup, the prelude
 // and the tool's top-level code) before its snapshot is taken: fuel for
 // several times the largest load measured (12 billion), and a clock ten
 // times what that fuel lasts on a loaded machine. Memory is the tool's own
 // memory_pages (see Spec.CallLimits), so that a snapshot fits the
 // executions that start from it.
-var LoadLimits = sandbox.Limits{TimeoutMs: 300_000, Fuel: 60_000_000_000}
+// The caller gets a copy.
+func LoadLimits() sandbox.Limits { return loadLimits }
+
+// ServedLimits returns the limits of an npm tool that a front serves to
+// callers (over HTTP, MCP), for every field its manifest leaves unset: a
+// wall clock of timeout, the front's limit on one call, and room for the
+// inputs and outputs of ordinary tools. Fuel and memory stay unset, so a
+// JS tool's defaults apply (its default fuel covers its timeout). It is the
+// one place those figures are set.
+func ServedLimits(timeout time.Duration) sandbox.Limits {
+	return sandbox.Limits{
+		TimeoutMs:       timeout.Milliseconds(),
+		MaxPayloadBytes: 10 << 20,
+		MaxOutputBytes:  10 << 20,
+		MaxDepth:        64,
+		MaxListItems:    100_000,
+	}
+}
 
 // defaultLimits are a JS tool's limits where its route, manifest and caller
-// set none: sandbox.DefaultLimits but for fuel, time and memory, with an
+// set none: sandbox.DefaultLimits() but for fuel, time and memory, with an
 // unset fuel being toolFuelPerMs for each millisecond of whatever
 // timeout_ms applies.
 func defaultLimits() sandbox.Limits {
-	d := sandbox.DefaultLimits.WithFuelPerMs(toolFuelPerMs)
+	d := sandbox.DefaultLimits().WithFuelPerMs(toolFuelPerMs)
 	d.Fuel, d.TimeoutMs, d.MemoryPages = defaultFuel, defaultTimeoutMs, defaultMemoryPages
 	return d
 }
@@ -147,7 +168,7 @@ func Load(ctx context.Context, engine sandbox.Engine, spec Spec) (*Tool, error) 
 	if name == "" || name == "." || name == "/" {
 		name = "tool.js"
 	}
-	limits := LoadLimits
+	limits := LoadLimits()
 	limits.MemoryPages = loadMemoryPages(spec)
 	load := jshost.QuickJSLoad(jshost.JSTool{Name: name, Source: spec.Bundle.Source, Export: spec.Export})
 	t := &Tool{reactor: reactor, manifest: spec.Manifest, digest: toolDigest(wasm, spec), load: load}
@@ -304,7 +325,7 @@ func (t *Tool) LoadFuel() uint64 { return t.loadFuel }
 
 // DefaultLimits are the limits the tool runs under where its route, its
 // manifest and the caller's Input set none. They differ from
-// sandbox.DefaultLimits in fuel, time and memory; the pipeline resolves a
+// sandbox.DefaultLimits() in fuel, time and memory; the pipeline resolves a
 // JS tool's limits with these.
 func (t *Tool) DefaultLimits() sandbox.Limits { return defaultLimits() }
 
@@ -392,8 +413,8 @@ func (t *Tool) ExecuteCold(ctx context.Context, in sandbox.Input) (sandbox.Outco
 	}
 	cold := in
 	cold.Limits = lim
-	cold.Limits.Fuel = lim.Fuel + LoadLimits.Fuel
-	cold.Limits.TimeoutMs = lim.TimeoutMs + LoadLimits.TimeoutMs
+	cold.Limits.Fuel = lim.Fuel + LoadLimits().Fuel
+	cold.Limits.TimeoutMs = lim.TimeoutMs + LoadLimits().TimeoutMs
 	out, err := t.reactor.Run(ctx, nil, cold, drive)
 	if err != nil {
 		return out, err

@@ -173,9 +173,9 @@ func TestCrossEngine(t *testing.T) {
 	// interpreter, with every case running at once on a loaded machine,
 	// the ai package's bundle took more than the minute LoadLimits gives
 	// (17 s alone): the load's fuel stays, its clock is the cases' own.
-	loadLimits := jstool.LoadLimits
-	jstool.LoadLimits.TimeoutMs = 600_000
-	t.Cleanup(func() { jstool.LoadLimits = loadLimits })
+	loadLimits := jstool.LoadLimits()
+	jstool.LoadLimits().TimeoutMs = 600_000
+	t.Cleanup(func() { jstool.LoadLimits() = loadLimits })
 	// Each case replays on runtimes of its own; the tests' compilation
 	// cache spares them compiling a module (the JS engine above all) once
 	// per case.

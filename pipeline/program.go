@@ -27,7 +27,7 @@ type ProgramRequest struct {
 	Stdin []byte
 	// Limits are the run's limits; fields left unset come from the
 	// program's manifest, then its defaults (as for a registry's executor:
-	// its own when it has them, jstool.ProgramLimits for a Node program).
+	// its own when it has them, jstool.ProgramLimits() for a Node program).
 	Limits sandbox.Limits
 	// TraceID (a UUID) and TsUTC (RFC 3339, UTC) are the request's, or new
 	// ones when empty.

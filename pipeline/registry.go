@@ -269,7 +269,7 @@ func defaultLimits(exec Executor) sandbox.Limits {
 	if d, ok := exec.(defaulter); ok {
 		return d.DefaultLimits()
 	}
-	return sandbox.DefaultLimits
+	return sandbox.DefaultLimits()
 }
 
 // Problems lists, for every action, why requests to it would be blocked

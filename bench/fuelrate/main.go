@@ -173,7 +173,7 @@ func run(ctx context.Context, engineName sandbox.EngineName, rounds, load int) e
 		kind string
 		lim  sandbox.Limits
 	}{
-		{"Wasm", sandbox.Limits{}.WithDefaults(sandbox.DefaultLimits)},
+		{"Wasm", sandbox.Limits{}.WithDefaults(sandbox.DefaultLimits())},
 		{"JS (QuickJS)", sandbox.Limits{}.WithDefaults(new(jstool.Tool).DefaultLimits())},
 	} {
 		r := slowest[k.kind]

@@ -140,7 +140,7 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 		if *toolsDir != "" {
 			storeCatalog = mcp.NewStoreCatalog(mcp.StoreConfig{
 				Store: jstool.Store{Dir: *toolsDir}, Runtime: rt,
-				Limits: storeToolLimits(*maxExec), Logger: logger,
+				Limits: jstool.ServedLimits(*maxExec), Logger: logger,
 			})
 		}
 	}
@@ -180,19 +180,5 @@ func loadInBackground(ctx context.Context, catalog *mcp.StoreCatalog, srv *mcp.S
 	return func() {
 		cancel()
 		wg.Wait()
-	}
-}
-
-// storeToolLimits are the limits of an npm tool called over MCP where its
-// manifest is silent, as serve gives them: the call's wall-clock limit, and
-// room for ordinary inputs and outputs.
-func storeToolLimits(maxExec time.Duration) sandbox.Limits {
-	return sandbox.Limits{
-		// Memory is a JS tool's default, for loading as for calls.
-		TimeoutMs:       maxExec.Milliseconds(),
-		MaxPayloadBytes: 10 << 20,
-		MaxOutputBytes:  10 << 20,
-		MaxDepth:        64,
-		MaxListItems:    100_000,
 	}
 }

@@ -53,7 +53,7 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 		fs.PrintDefaults()
 	}
 	var auditFile, engineFlag, cacheDirFlag string
-	def := jstool.ProgramLimits
+	def := jstool.ProgramLimits()
 	var limits sandbox.Limits
 	fs.StringVar(&auditFile, "audit", "", "append the run's audit records to this JSON Lines file")
 	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)

@@ -62,7 +62,7 @@ var npmCLIFast = map[string]bool{"semver": true, "uuid": true, "js-yaml": true}
 // a second, docs/BENCHMARKS.md Issue 14), so that no verdict depends on the
 // machine's load.
 func npmCLIDefaultLimits() []string {
-	fuel := jstool.ProgramLimits.Fuel
+	fuel := jstool.ProgramLimits().Fuel
 	return []string{"--fuel", strconv.FormatUint(fuel, 10), "--timeout-ms", strconv.FormatUint(fuel/300_000, 10)}
 }
 

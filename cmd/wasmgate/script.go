@@ -62,14 +62,14 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 		fs.PrintDefaults()
 	}
 	var config, auditFile, engineFlag, cacheDirFlag string
-	limits := sandbox.Limits{MemoryPages: jstool.ScriptLimits.MemoryPages}
+	limits := sandbox.Limits{MemoryPages: jstool.ScriptLimits().MemoryPages}
 	fs.StringVar(&config, "config", "", "registry configuration (JSON) whose actions the script calls (default: none)")
 	fs.StringVar(&auditFile, "audit", "", "append one audit record per tool call to this JSON Lines file")
 	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
 	fs.StringVar(&engineFlag, "engine", string(sandbox.EngineWazero), engineUsage)
 	fs.StringVar(&cacheDirFlag, "cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
-	fs.Int64Var(&limits.TimeoutMs, "timeout-ms", jstool.ScriptLimits.TimeoutMs, "the script's wall-clock limit in milliseconds, tool calls included")
-	fs.Uint64Var(&limits.Fuel, "fuel", jstool.ScriptLimits.Fuel, "the script's instruction budget (tool calls have their own)")
+	fs.Int64Var(&limits.TimeoutMs, "timeout-ms", jstool.ScriptLimits().TimeoutMs, "the script's wall-clock limit in milliseconds, tool calls included")
+	fs.Uint64Var(&limits.Fuel, "fuel", jstool.ScriptLimits().Fuel, "the script's instruction budget (tool calls have their own)")
 	fs.Var(uint32Flag{&limits.MemoryPages}, "memory-pages", "the script's memory limit in 64 KiB pages")
 	noCheck := fs.Bool("no-check", false, "run a TypeScript script without type-checking it first")
 	checkTimeout := fs.Duration("check-timeout", tscheck.DefaultTimeout, "the type check's wall-clock bound: a check that takes longer stops, and nothing runs")
@@ -172,7 +172,7 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail("script", err)
 	}
-	lim := limits.WithDefaults(jstool.ScriptLimits)
+	lim := limits.WithDefaults(jstool.ScriptLimits())
 	switch out.Kind {
 	case sandbox.Completed:
 		if len(out.Output) > 0 {

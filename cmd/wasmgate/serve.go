@@ -216,7 +216,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	if runner == nil {
 		storeCatalog = mcp.NewStoreCatalog(mcp.StoreConfig{
 			Store: store, Runtime: rt,
-			Limits: storeToolLimits(*maxExec), Logger: logger,
+			Limits: jstool.ServedLimits(*maxExec), Logger: logger,
 			Allow: func(pkg string) bool { return srv != nil && srv.NPMAllows(pkg) },
 		})
 		loadTool = storeCatalog.LoadTool

@@ -29,7 +29,7 @@ type fakeExecutor struct {
 }
 
 func (f fakeExecutor) Manifest() sandbox.Manifest {
-	return sandbox.Manifest{ExecutorID: f.id, Version: "1.0.0", Limits: sandbox.DefaultLimits}
+	return sandbox.Manifest{ExecutorID: f.id, Version: "1.0.0", Limits: sandbox.DefaultLimits()}
 }
 func (f fakeExecutor) ModuleDigest() string { return strings.Repeat("0", 64) }
 func (f fakeExecutor) Execute(ctx context.Context, in sandbox.Input) (sandbox.Outcome, error) {
@@ -465,7 +465,7 @@ func TestStartRunOptions(t *testing.T) {
 type typedExecutor struct{ output string }
 
 func (e typedExecutor) Manifest() sandbox.Manifest {
-	return sandbox.Manifest{ExecutorID: "typed", Version: "1.0.0", Limits: sandbox.DefaultLimits,
+	return sandbox.Manifest{ExecutorID: "typed", Version: "1.0.0", Limits: sandbox.DefaultLimits(),
 		InputSchema:  json.RawMessage(`{"type":"object","required":["numbers"],"properties":{"numbers":{"type":"array","items":{"type":"number"}}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","required":["sum"],"properties":{"sum":{"type":"number"}}}`)}
 }

@@ -177,7 +177,7 @@ func TestCacheKeysDifferWithTheirInputs(t *testing.T) {
 	}
 	assert.Equal(t, c.path(preparedKey(d1, glue, false, false)), c.path(preparedKey(d1, glue, false, false)), "a key is stable")
 	// Unset limits are their defaults: the same snapshot.
-	assert.Equal(t, c.path(snapshotKey("o", "k", Input{})), c.path(snapshotKey("o", "k", Input{Limits: DefaultLimits})))
+	assert.Equal(t, c.path(snapshotKey("o", "k", Input{})), c.path(snapshotKey("o", "k", Input{Limits: DefaultLimits()})))
 }
 
 // TestPutReplacesOtherBuildsEntries: an entry another build wrote for the

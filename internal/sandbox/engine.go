@@ -161,7 +161,7 @@ type Input struct {
 	Bytes []byte
 	// Digest is the BLAKE3-256 of Bytes; it seeds the guest's random_get.
 	Digest [32]byte
-	// Limits bound the execution; zero fields take DefaultLimits.
+	// Limits bound the execution; zero fields take DefaultLimits().
 	Limits Limits
 }
 

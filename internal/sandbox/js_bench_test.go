@@ -23,7 +23,7 @@ type jsTool struct {
 	entry jshost.JSEntry
 }
 
-// jsLoadLimits are jstool.LoadLimits.
+// jsLoadLimits are jstool.LoadLimits().
 var jsLoadLimits = Limits{Fuel: 2_000_000_000, TimeoutMs: 10_000}
 
 func quickJSEngine(tb testing.TB) []byte {
@@ -82,7 +82,7 @@ func (t jsTool) run(ctx context.Context, input string, lim Limits) (Outcome, err
 	in := []byte(input)
 	d := audit.DigestBytes(in)
 	var res jshost.JSResult
-	call := jshost.JSCall{Input: in, Seed: d, MaxOutput: int(lim.WithDefaults(DefaultLimits).MaxOutputBytes)}
+	call := jshost.JSCall{Input: in, Seed: d, MaxOutput: int(lim.WithDefaults(DefaultLimits()).MaxOutputBytes)}
 	o, err := t.r.Run(ctx, t.snap, Input{Bytes: in, Digest: d, Limits: lim}, Driver(jshost.QuickJSRun(t.entry, call, &res)))
 	if err == nil && res.Log != "" {
 		o.Stderr = []byte(res.Log)

@@ -184,12 +184,8 @@ func (l Limits) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// DefaultLimits are the limits of an executor that sets none: the figures of
-// the reference manifest in docs/DESIGN.md, but for fuel. An unset fuel covers
-// whatever timeout_ms applies, with margin, so that fuel never stops
-// ordinary work before the wall clock would: defaultFuelPerMs for each of its
-// milliseconds (60 billion at the default 1 s).
-var DefaultLimits = Limits{
+// defaultLimits is DefaultLimits's value, of which callers get copies.
+var defaultLimits = Limits{
 	TimeoutMs:       1000,
 	MaxPayloadBytes: 65536,
 	MaxDepth:        16,
@@ -198,6 +194,14 @@ var DefaultLimits = Limits{
 	MemoryPages:     256,
 	MaxOutputBytes:  65536,
 }.WithFuelPerMs(defaultFuelPerMs)
+
+// DefaultLimits returns the limits of an executor that sets none: the figures of
+// the reference manifest in docs/DESIGN.md, but for fuel. An unset fuel covers
+// whatever timeout_ms applies, with margin, so that fuel never stops
+// ordinary work before the wall clock would: defaultFuelPerMs for each of its
+// milliseconds (60 billion at the default 1 s).
+// The caller gets a copy.
+func DefaultLimits() Limits { return defaultLimits }
 
 // defaultFuelPerMs is a compiled guest's default fuel per millisecond of its
 // timeout: twice what the fastest-burning compiled guest measured (a tight

@@ -17,29 +17,29 @@ func TestLimitsZeroMeansZero(t *testing.T) {
 	}
 	m, err := ParseManifest([]byte(manifest(`{"max_list_items":0,"max_depth":0,"max_output_bytes":0,"fuel":7}`)))
 	require.NoError(t, err)
-	l := m.Limits.WithDefaults(DefaultLimits)
+	l := m.Limits.WithDefaults(DefaultLimits())
 	assert.Equal(t, 0, l.MaxListItems, "zero list items, not the default 1000")
 	assert.Equal(t, 0, l.MaxDepth)
 	assert.Equal(t, int64(0), l.MaxOutputBytes)
 	assert.Equal(t, uint64(7), l.Fuel)
-	assert.Equal(t, DefaultLimits.TimeoutMs, l.TimeoutMs, "a limit left out takes the default")
+	assert.Equal(t, DefaultLimits().TimeoutMs, l.TimeoutMs, "a limit left out takes the default")
 
 	// Zero survives a second layer of defaults, and an override above it.
-	over := Limits{MaxListItems: 5}.WithDefaults(m.Limits).WithDefaults(DefaultLimits)
+	over := Limits{MaxListItems: 5}.WithDefaults(m.Limits).WithDefaults(DefaultLimits())
 	assert.Equal(t, 5, over.MaxListItems)
 	assert.Equal(t, 0, over.MaxDepth)
 
 	// Left out, the same limits are the defaults.
 	m, err = ParseManifest([]byte(manifest(`{}`)))
 	require.NoError(t, err)
-	assert.Equal(t, DefaultLimits, m.Limits.WithDefaults(DefaultLimits))
+	assert.Equal(t, DefaultLimits(), m.Limits.WithDefaults(DefaultLimits()))
 
 	// An unset fuel is what the timeout that applies covers.
-	assert.Equal(t, uint64(60_000_000_000), DefaultLimits.Fuel)
-	assert.Equal(t, uint64(5000*defaultFuelPerMs), Limits{TimeoutMs: 5000}.WithDefaults(DefaultLimits).Fuel)
-	assert.Equal(t, uint64(5000*defaultFuelPerMs), Limits{}.WithDefaults(Limits{TimeoutMs: 5000}).WithDefaults(DefaultLimits).Fuel)
-	assert.Equal(t, uint64(3), Limits{TimeoutMs: 5000, Fuel: 3}.WithDefaults(DefaultLimits).Fuel)
-	assert.Equal(t, uint64(8), Limits{TimeoutMs: 5000}.WithDefaults(Limits{Fuel: 8}).WithDefaults(DefaultLimits).Fuel,
+	assert.Equal(t, uint64(60_000_000_000), DefaultLimits().Fuel)
+	assert.Equal(t, uint64(5000*defaultFuelPerMs), Limits{TimeoutMs: 5000}.WithDefaults(DefaultLimits()).Fuel)
+	assert.Equal(t, uint64(5000*defaultFuelPerMs), Limits{}.WithDefaults(Limits{TimeoutMs: 5000}).WithDefaults(DefaultLimits()).Fuel)
+	assert.Equal(t, uint64(3), Limits{TimeoutMs: 5000, Fuel: 3}.WithDefaults(DefaultLimits()).Fuel)
+	assert.Equal(t, uint64(8), Limits{TimeoutMs: 5000}.WithDefaults(Limits{Fuel: 8}).WithDefaults(DefaultLimits()).Fuel,
 		"a fuel from a layer above the defaults is kept")
 
 	for name, want := range map[string]string{

@@ -225,7 +225,7 @@ func CachedSnapshot(ctx context.Context, r Reactor, key string, in Input, init D
 // snapshotKey names, in the on-disk cache, the snapshot init (named by key)
 // takes from the initial state of the reactor named by origin, with in.
 func snapshotKey(origin, key string, in Input) diskKey {
-	lim := in.Limits.WithDefaults(DefaultLimits)
+	lim := in.Limits.WithDefaults(DefaultLimits())
 	return diskKey{kind: "snapshot", what: fmt.Sprintf("%s\ninit %s\ninput %s %x\nlimits %d %d %d %d %d %d %d",
 		origin, key, digestHex(in.Bytes), in.Digest,
 		lim.TimeoutMs, lim.MaxPayloadBytes, lim.MaxDepth, lim.MaxListItems, lim.Fuel, lim.MemoryPages, lim.MaxOutputBytes)}
@@ -538,7 +538,7 @@ func (r wazeroReactor) Run(ctx context.Context, snap *Snapshot, in Input, drive 
 		snap = r.m.image
 	}
 	if r.m.recycle != nil {
-		lim := in.Limits.WithDefaults(DefaultLimits)
+		lim := in.Limits.WithDefaults(DefaultLimits())
 		if o, ok := tooLargeToStart(r.m.info, snap, lim); ok {
 			return o, nil
 		}

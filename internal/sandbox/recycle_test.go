@@ -153,7 +153,7 @@ func TestResetStateIsFresh(t *testing.T) {
 				_, err := mod.Run(ctx, recycleInput(in))
 				require.NoError(t, err)
 			}
-			key := poolKey{limit: uint64(DefaultLimits.MemoryPages) * pageSize}
+			key := poolKey{limit: uint64(DefaultLimits().MemoryPages) * pageSize}
 			before := m.recycle.reuses.Load()
 			used, err := m.recycle.take(ctx, m, key)
 			require.NoError(t, err)
@@ -265,7 +265,7 @@ func TestRecycledJSSameAsFresh(t *testing.T) {
 	assert.Positive(t, rec.reuses.Load(), "no instance was reused")
 
 	// An instance returned to the pool holds what a fresh one holds.
-	key := poolKey{snap: recycled.snap, limit: uint64(DefaultLimits.MemoryPages) * pageSize}
+	key := poolKey{snap: recycled.snap, limit: uint64(DefaultLimits().MemoryPages) * pageSize}
 	m := recycled.r.(wazeroReactor).m
 	before := rec.reuses.Load()
 	used, err := rec.take(ctx, m, key)

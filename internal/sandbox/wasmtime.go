@@ -309,7 +309,7 @@ func (r *wasmtimeRun) export(store wasmtime.Storelike, caller *wasmtime.Caller, 
 
 // execute is wazeroModule.execute on wasmtime.
 func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, drive driver, capture bool) (Outcome, *Snapshot, error) {
-	lim := in.Limits.WithDefaults(DefaultLimits)
+	lim := in.Limits.WithDefaults(DefaultLimits())
 	if o, ok := tooLargeToStart(m.info, from, lim); ok {
 		return o, nil, nil
 	}

@@ -200,7 +200,7 @@ func (m *wazeroModule) Info() ModuleInfo { return m.info }
 
 func (m *wazeroModule) Run(ctx context.Context, in Input) (Outcome, error) {
 	if m.recycle != nil {
-		lim := in.Limits.WithDefaults(DefaultLimits)
+		lim := in.Limits.WithDefaults(DefaultLimits())
 		if o, ok := tooLargeToStart(m.info, nil, lim); ok {
 			return o, nil
 		}
@@ -215,7 +215,7 @@ func (m *wazeroModule) Run(ctx context.Context, in Input) (Outcome, error) {
 // snapshot is set; with capture, the state the instance is left in is
 // returned as a new Snapshot (when the run completed).
 func (m *wazeroModule) execute(ctx context.Context, in Input, from *Snapshot, drive driver, capture bool) (Outcome, *Snapshot, error) {
-	lim := in.Limits.WithDefaults(DefaultLimits)
+	lim := in.Limits.WithDefaults(DefaultLimits())
 	if o, ok := tooLargeToStart(m.info, from, lim); ok {
 		return o, nil, nil
 	}

@@ -745,13 +745,8 @@ func (c *toolCache) packageTool(ctx context.Context, spec, name string) (tool, e
 // manifest's exactly where the manifest is silent. Fuel stays unset unless
 // the manifest sets it: a JS tool's default fuel covers its timeout.
 func (c *toolCache) toolLimits(m sandbox.Limits) sandbox.Limits {
-	return m.WithDefaults(sandbox.Limits{
-		TimeoutMs: c.cfg.MaxExecutionTime.Milliseconds(),
-		// Memory is a JS tool's default, for loading as for calls.
-		// Checked on the output too.
-		MaxPayloadBytes: max(c.cfg.MaxBodyBytes, 10<<20),
-		MaxOutputBytes:  10 << 20,
-		MaxDepth:        64,
-		MaxListItems:    100_000,
-	})
+	served := jstool.ServedLimits(c.cfg.MaxExecutionTime)
+	// A body the server accepts is a payload the tool accepts.
+	served.MaxPayloadBytes = max(c.cfg.MaxBodyBytes, served.MaxPayloadBytes)
+	return m.WithDefaults(served)
 }

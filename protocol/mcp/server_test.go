@@ -67,7 +67,7 @@ func newFixtureWith(t *testing.T, cfg mcp.Config, catalog func(f *fixture) mcp.C
 	f := &fixture{sink: audit.NewMemorySink(), release: make(chan struct{}), started: make(chan struct{}, 16)}
 	reg := pipeline.NewRegistry()
 	add := func(id string, m sandbox.Manifest, run func(context.Context, sandbox.Input) (sandbox.Outcome, error)) {
-		m.ExecutorID, m.Version, m.Limits = id, "1.2.3", sandbox.DefaultLimits
+		m.ExecutorID, m.Version, m.Limits = id, "1.2.3", sandbox.DefaultLimits()
 		require.NoError(t, reg.AddExecutor(id, fakeExecutor{m: m, run: run}))
 	}
 	add("sum", sandbox.Manifest{Title: "Sum", Description: "Adds numbers up.",

@@ -433,7 +433,7 @@ func (c *StoreCatalog) describe(ctx context.Context, log *slog.Logger, p *storeP
 // not a tool, whenever it is loaded under the same limits: it was not
 // admitted (a class, an export that throws or runs out of memory or fuel
 // while it loads). Loading's clock is a backstop set well beyond what its
-// fuel lasts (jstool.LoadLimits), so fuel, not the machine's load, ends a
+// fuel lasts (jstool.LoadLimits()), so fuel, not the machine's load, ends a
 // load that runs away.
 func notATool(err error) bool {
 	return errors.Is(err, sandbox.ErrNotAdmitted) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
