@@ -97,10 +97,7 @@ func TestRecycledSameAsFresh(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	n := 600
 	if testenv.Race {
-		// The race detector makes each execution ~20x slower, and the
-		// executions here are sequential: it has nothing to watch that 40
-		// do not show. The build without it (make test-wasmtime) runs 600.
-		n = 40
+		n = 150 // the race detector makes each execution ~20x slower
 	}
 	for i := range n {
 		c := recycleCases[rng.IntN(len(recycleCases))]
