@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmgate/wasmgate"
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/pipeline"
 )
@@ -53,7 +54,7 @@ func TestJSNeedsItsKind(t *testing.T) {
 	}
 
 	t.Run("a registry file with the kind", func(t *testing.T) {
-		rt, err := wasmgate.New(ctx, wasmgate.WithRegistryFile(config), wasmgate.WithKind(js.Kind()))
+		rt, err := wasmgate.New(ctx, wasmgate.WithRegistryFile(config), wasmgate.WithKind(js.Kind()), wasmgate.WithCompilationCacheDir(testenv.CacheDir()))
 		require.NoError(t, err)
 		defer rt.Close(ctx)
 		res, err := rt.Execute(ctx, wasmgate.ActionRequest{Action: "text.slug", Payload: json.RawMessage(`{"title": "A Kind of Tool"}`)})

@@ -77,10 +77,12 @@ func recycleInput(s string) Input {
 // time; stash.wasm and state.wasm must always find a fresh instance.
 func TestRecycledSameAsFresh(t *testing.T) {
 	ctx := context.Background()
-	recycled, err := NewEngine(ctx, NewConfig())
+	// Both compile into the tests' shared cache: the 3 MB Go guest takes
+	// most of this test's time to compile under the race detector.
+	recycled, err := NewEngine(ctx, NewConfig().WithCompilationCacheDir(testenv.CacheDir()))
 	require.NoError(t, err)
 	defer recycled.Close(ctx)
-	fresh, err := NewEngine(ctx, NewConfig().WithoutRecycling())
+	fresh, err := NewEngine(ctx, NewConfig().WithoutRecycling().WithCompilationCacheDir(testenv.CacheDir()))
 	require.NoError(t, err)
 	defer fresh.Close(ctx)
 

@@ -6,7 +6,9 @@
 //
 //	go run ./internal/testprogress [-pass NAME] go test -json [flags] [packages] [--- go test -json …]
 //
-// Several commands separated by "---" run one after the other as one run.
+// Several commands separated by "---" run at the same time as one run (one
+// report, one total), so that the packages of one fill the cores while
+// another's wait on processes, servers or the clock.
 // It exits with the first failing command's status (1 if they succeeded
 // though a test failed, which go test never does), so a make target keeps
 // failing exactly when go test does.
@@ -22,6 +24,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -46,8 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	// Commands separated by "---" run one after the other as one run:
-	// one report, one total.
+	// Commands separated by "---" run at the same time as one run: one
+	// report, one total.
 	var commands [][]string
 	for _, cmd := range splitCommands(fs.Args()) {
 		if len(cmd) == 0 {
@@ -85,9 +88,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}()
+	statuses := make([]int, len(commands))
+	var wg sync.WaitGroup
+	for i, c := range commands {
+		wg.Go(func() { statuses[i] = runOne(c, r, stderr) })
+	}
+	wg.Wait()
 	status := 0
-	for _, c := range commands {
-		if s := runOne(c, r, stderr); status == 0 {
+	for _, s := range statuses {
+		if status == 0 {
 			status = s
 		}
 	}
