@@ -32,8 +32,21 @@ type engine struct {
 }
 
 var engines = []engine{
-	{"compiler", wazero.NewRuntimeConfigCompiler, wazero.NewCompilationCache()},
+	{"compiler", wazero.NewRuntimeConfigCompiler, compilerCache()},
 	{"interpreter", wazero.NewRuntimeConfigInterpreter, wazero.NewCompilationCache()},
+}
+
+// compilerCache keeps the compiler's code in the tests' shared cache
+// directory (keyed by wazero on the exact bytes and its version), so that a
+// module and its instrumented forms (the 3 MB Go guest's take most of
+// TestFixtures' time) compile once per machine rather than once per run.
+func compilerCache() wazero.CompilationCache {
+	if dir := testenv.CacheDir(); dir != "" {
+		if c, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "instrument-compiler")); err == nil {
+			return c
+		}
+	}
+	return wazero.NewCompilationCache()
 }
 
 // outcome is what a run shows the host.
