@@ -88,6 +88,10 @@ compat: engine testdata-js
 # and js (bundling with esbuild, loading and running QuickJS, whose guest
 # code the detector does not see), and the command's tests of the commands that run
 # one action at a time (run, node, script, types, replay, audit, pack...).
+# The Examples of the race pass's packages run in the plain pass: they
+# document one call after another and start no goroutine of their own
+# (the root package's TypeScript example compiles the JS engine, 40 s
+# under the detector).
 # What of those calls concurrently runs in the race pass too: RACE_TESTS
 # in those packages (the instrumenter's pooled scratch memory, the npm
 # store's concurrent adds), and the command's tests of its concurrent
@@ -121,11 +125,12 @@ WAZERO_TESTS := $(WAZERO_GUEST_TESTS)|TestClusterFaultTolerance|TestNATSRunSameA
 test: testdata-js
 	@WASMGATE_GUEST_TESTS='$(GUEST_TESTS)' $(TESTPROGRESS) -pass race \
 		$(GO) test -race -count=1 -timeout 20m -json -run '^($(CMD_RACE_TESTS))' ./cmd/wasmgate/ --- \
-		$(GO) test -race -count=1 -timeout 20m -json $(RACE_PKGS) --- \
+		$(GO) test -race -count=1 -timeout 20m -json -skip '^Example' $(RACE_PKGS) --- \
 		$(GO) test -race -count=1 -timeout 20m -json -run '^($(RACE_TESTS))$$' ./internal/sandbox/internal/instrument/ ./jstool/ & race=$$!; \
 	$(TESTPROGRESS) -pass plain \
 		$(GO) test -count=1 -timeout 20m -json -skip '^($(CMD_RACE_TESTS))' ./cmd/wasmgate/ --- \
-		$(GO) test -count=1 -timeout 20m -json $(addprefix ./,$(addsuffix /,$(RACE_FREE))); plain=$$?; \
+		$(GO) test -count=1 -timeout 20m -json $(addprefix ./,$(addsuffix /,$(RACE_FREE))) --- \
+		$(GO) test -count=1 -timeout 20m -json -run '^Example' $(RACE_PKGS); plain=$$?; \
 	wait $$race; race=$$?; \
 	if [ $$race -ne 0 ] || [ $$plain -ne 0 ]; then echo "make test: the race pass exited $$race, the plain pass $$plain" >&2; exit 1; fi
 
