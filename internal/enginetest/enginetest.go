@@ -83,6 +83,15 @@ func Each(t *testing.T, f func(t *testing.T, e sandbox.Engine)) {
 	}
 }
 
+// EachCompared is Each over the engines of JSEnginesCompared: for tests
+// that compare the engines' QuickJS runs.
+func EachCompared(t *testing.T, f func(t *testing.T, e sandbox.Engine)) {
+	t.Helper()
+	for _, name := range JSEnginesCompared() {
+		t.Run(string(name), func(t *testing.T) { f(t, Engine(t, name)) })
+	}
+}
+
 // JSEngines are the engines the tests of how JS tools, programs and
 // toolscripts behave run QuickJS on: the compiled ones of the build
 // (wazero's compiler, and wasmtime in builds with it). wazero's

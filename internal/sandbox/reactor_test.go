@@ -45,12 +45,12 @@ func TestQuickJSImportsOnlyForItsGlue(t *testing.T) {
 
 // TestSnapshotRestoresState loads a tool, snapshots it, and checks that runs
 // from the snapshot see the loaded state, never each other's, with the same
-// output and fuel on every engine.
+// output and fuel on every engine compared (enginetest.JSEnginesCompared).
 func TestSnapshotRestoresState(t *testing.T) {
 	src := `let loaded = 0; loaded++;
 export function execute({ add }) { loaded += add; return { loaded }; }`
 	var fuel []uint64
-	enginetest.Each(t, func(t *testing.T, e sandbox.Engine) {
+	enginetest.EachCompared(t, func(t *testing.T, e sandbox.Engine) {
 		ctx := context.Background()
 		r, err := e.LoadReactor(ctx, quickJS(t), jshost.QuickJSGlue())
 		require.NoError(t, err)
