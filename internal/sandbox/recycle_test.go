@@ -105,6 +105,16 @@ func TestRecycledSameAsFresh(t *testing.T) {
 		c := recycleCases[rng.IntN(len(recycleCases))]
 		in := recycleInput(c.inputs[rng.IntN(len(c.inputs))])
 		in.Limits = c.limits[rng.IntN(len(c.limits))]
+		if in.Limits.TimeoutMs == 0 {
+			// The default fuel, and a clock far beyond what it lasts: at
+			// the default 1 s clock a loaded machine could stop the two
+			// runs of a case at different points (issue 25), and the
+			// outcomes compared here must be fuel's alone.
+			in.Limits.TimeoutMs = 600_000
+			if in.Limits.Fuel == 0 {
+				in.Limits.Fuel = DefaultLimits().Fuel
+			}
+		}
 		p := mods[c.module]
 		got, err := p.r.Run(ctx, in)
 		require.NoError(t, err)
