@@ -3,7 +3,7 @@
 // one run (docs/BENCHMARKS.md, Issue 15):
 //
 //  1. Latency, one request at a time: math.sum on {"numbers":[1,2]}
-//     (testdata/registry.json) through pipeline.New(reg, sink).Execute with a
+//     (testdata/registry.json) through a wasmgate.Runtime's Execute with a
 //     durable file audit log and with a memory sink, against
 //     cluster.Client.Execute → one in-process worker (cluster.NewWorker, Run)
 //     → the JetStream audit chain, on a NATS server embedded in this process
@@ -252,10 +252,11 @@ func latency(ctx context.Context, o options, tmp string, eng sandbox.Engine, reg
 	defer client.Close()
 
 	vs := []*latencyVariant{
-		{name: "in-process, durable file audit", runner: pipeline.New(reg, fileSink)},
-		{name: "in-process, memory audit", runner: pipeline.New(reg, memSink)},
+		{name: "in-process, durable file audit", runner: inProcess(ctx, reg, fileSink)},
+		{name: "in-process, memory audit", runner: inProcess(ctx, reg, memSink)},
 		{name: "NATS: Client → 1 worker → JetStream audit", runner: client},
 	}
+	defer closeInProcess(ctx, vs[0].runner, vs[1].runner)
 	natsV := vs[2]
 	once := func(v *latencyVariant) (time.Duration, error) {
 		id := pipeline.NewTraceID()
@@ -403,9 +404,10 @@ func throughput(ctx context.Context, o options, tmp, bin, natsBin string, reg *p
 	defer fileSink.Close()
 	memSink := audit.NewDiscardSink()
 	vs := []*thrVariant{
-		{name: "in-process, durable file audit", runner: pipeline.New(reg, fileSink)},
-		{name: "in-process, audit checked and dropped", runner: pipeline.New(reg, memSink)},
+		{name: "in-process, durable file audit", runner: inProcess(ctx, reg, fileSink)},
+		{name: "in-process, audit checked and dropped", runner: inProcess(ctx, reg, memSink)},
 	}
+	defer closeInProcess(ctx, vs[0].runner, vs[1].runner)
 	defer func() {
 		for _, v := range vs {
 			stopWorkers(v)
@@ -800,3 +802,33 @@ func deploymentState(ctx context.Context, c *cluster.Conn, traceID string) strin
 		strings.Count(buf.String(), traceID))
 	return b.String()
 }
+
+// inProcess is the governed path in this process, as an embedder runs it: a
+// Runtime of reg that audits to sink (and closes it when it is closed). A
+// Runtime that cannot be made is a runner whose every call fails with why.
+func inProcess(ctx context.Context, reg *pipeline.Registry, sink audit.Sink) pipeline.Runner {
+	rt, err := wasmgate.New(ctx, wasmgate.WithAuditSink(sink),
+		wasmgate.WithRegistry(func(context.Context, wasmgate.Engine) (*pipeline.Registry, error) { return reg, nil }))
+	if err != nil {
+		return failing{err}
+	}
+	return rt
+}
+
+// closeInProcess closes the runners inProcess made.
+func closeInProcess(ctx context.Context, runners ...pipeline.Runner) {
+	for _, r := range runners {
+		if rt, ok := r.(*wasmgate.Runtime); ok {
+			_ = rt.Close(context.WithoutCancel(ctx))
+		}
+	}
+}
+
+// failing is a runner that could not be made.
+type failing struct{ err error }
+
+func (f failing) Execute(context.Context, pipeline.ActionRequest) (pipeline.ActionResult, error) {
+	return pipeline.ActionResult{}, f.err
+}
+
+func (failing) Actions() []string { return nil }

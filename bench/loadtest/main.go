@@ -42,7 +42,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/bench/internal/serveproc"
@@ -220,20 +220,22 @@ func (l *load) throughput() float64 {
 // audit sink of kind.
 func inProcess(ctx context.Context, eng sandbox.Engine, store string, kind auditKind, tmp string) (*load, func(), error) {
 	src := pipeline.ExecutorSource{Package: packageName + "@" + version, Tool: toolName, ToolsDir: store}
-	reg, err := pipeline.RegistryForSource(ctx, eng, src, "", serverLimits, js.Kind())
+	opts := []wasmgate.Option{
+		wasmgate.WithEngine(eng.Name()),
+		wasmgate.WithKind(js.Kind()),
+		wasmgate.WithRegistry(func(ctx context.Context, e wasmgate.Engine) (*pipeline.Registry, error) {
+			return pipeline.RegistryForSource(ctx, e, src, "", serverLimits, js.Kind())
+		}),
+	}
+	if kind.durable {
+		opts = append(opts, wasmgate.WithAuditFile(filepath.Join(tmp, "in-process.jsonl")))
+	}
+	rt, err := wasmgate.New(ctx, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	var sink audit.Sink = audit.NewDiscardSink()
-	if kind.durable {
-		fsink, err := audit.OpenFile(filepath.Join(tmp, "in-process.jsonl"))
-		if err != nil {
-			return nil, nil, err
-		}
-		sink = fsink
-	}
-	p := pipeline.New(reg, sink)
-	action := reg.Actions()[0]
+	p := rt
+	action := rt.Actions()[0]
 	want := []byte(trimOutput)
 	call := func(ctx context.Context) error {
 		res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: json.RawMessage(trimInput)})
@@ -247,7 +249,7 @@ func inProcess(ctx context.Context, eng sandbox.Engine, store string, kind audit
 		}
 		return nil
 	}
-	return &load{path: "in-process pipeline", audit: kind.name, call: call}, func() { sink.Close() }, nil
+	return &load{path: "in-process pipeline", audit: kind.name, call: call}, func() { rt.Close(context.WithoutCancel(ctx)) }, nil
 }
 
 // overHTTP is the trim tool through the server at url, from clients that

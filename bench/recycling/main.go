@@ -41,6 +41,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/internal/nativesum"
@@ -127,7 +128,7 @@ func run(rounds, n, jsN int, lines bool) error {
 		return err
 	}
 	req := pipeline.ActionRequest{Action: "math.sum", Payload: json.RawMessage(`{"numbers":[1,2,3,4,5,6,7,8,9,10]}`)}
-	through := func(p *pipeline.Pipeline) func() error {
+	through := func(p pipeline.Runner) func() error {
 		return func() error {
 			res, err := p.Execute(ctx, req)
 			if err == nil && res.Status != pipeline.StatusSuccess {
@@ -221,12 +222,14 @@ func run(rounds, n, jsN int, lines bool) error {
 
 // pipelines builds the three pipelines of testdata/sum.wasm's action,
 // with the schemas its manifest declares when schemas is set.
-func pipelines(ctx context.Context, engine, fresh sandbox.Engine, schemas bool) (native, wasm, wasmFresh *pipeline.Pipeline, err error) {
+func pipelines(ctx context.Context, engine, fresh sandbox.Engine, schemas bool) (native, wasm, wasmFresh pipeline.Runner, err error) {
 	mod, err := os.ReadFile(filepath.Join("testdata", "sum.wasm"))
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	build := func(e pipeline.Executor) (*pipeline.Pipeline, error) {
+	// Each is a Runtime, as an embedder runs the pipeline; records are
+	// checked and dropped.
+	build := func(e pipeline.Executor) (pipeline.Runner, error) {
 		if !schemas {
 			e = schemaless{e}
 		}
@@ -237,7 +240,7 @@ func pipelines(ctx context.Context, engine, fresh sandbox.Engine, schemas bool) 
 		if err := reg.AddAction("math.sum", pipeline.Route{Executor: "sum", Version: "^1.0.0"}); err != nil {
 			return nil, err
 		}
-		return pipeline.New(reg, audit.NewDiscardSink()), nil
+		return wasmgate.New(ctx, wasmgate.WithRegistry(func(context.Context, wasmgate.Engine) (*pipeline.Registry, error) { return reg, nil }))
 	}
 	we, err := pipeline.LoadWasm(ctx, engine, mod, sandbox.Manifest{})
 	if err != nil {
