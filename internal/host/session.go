@@ -64,6 +64,10 @@ type Session struct {
 	used map[string]struct{}
 
 	wasi wasiState
+
+	// pause, when set, says at which clock reading the guest stops
+	// (SetPause).
+	pause func(clock uint32) bool
 }
 
 // NewSession returns the state for one execution.
@@ -79,6 +83,26 @@ func NewSession(stdin []byte, inputDigest [32]byte, maxOutput int) *Session {
 		wasi:        newWASIState(),
 	}
 }
+
+// ErrPaused is raised (as a panic inside clock_time_get) when the hook
+// SetPause gave says so: the guest stops where it is, its memory and
+// globals as they were at that call, and the call that was running returns
+// it.
+const ErrPaused = sentinel.Error("host: the guest stopped at the clock reading its driver waits for")
+
+// SetPause makes clock_time_get stop the guest (ErrPaused) when pause, given
+// the id of the clock read, reports true. A driver that snapshots an
+// interpreter at a point of its own program sets it (package pyhost): the
+// instance's state is then that of a guest inside the call, with the
+// interpreter's locks held and its data consistent, as C code called back
+// from the host would find it.
+func (s *Session) SetPause(pause func(clock uint32) bool) { s.pause = pause }
+
+// SetStreamsArePipes makes the standard streams what they are to a process
+// whose stdin and stdout are pipes: of unknown file type, so not terminals
+// (isatty is false). CPython reads a program from a terminal line by line,
+// as a prompt; the Python kind sets it on every session.
+func (s *Session) SetStreamsArePipes() { s.wasi.filetype = filetypeUnknown }
 
 // SetFuelCharge attaches the execution's fuel budget: charge takes n units
 // from it and reports whether it could. The runtime calls it before the

@@ -139,10 +139,14 @@ type wasiState struct {
 	// allocation per call on the fd_write/fd_read path; the session is on
 	// the heap already. A guest is single-threaded, so one buffer suffices.
 	scratch [64]byte
+	// filetype is what fd_fdstat_get and fd_filestat_get say the streams
+	// are: a character device without seek or tell, which is a terminal to
+	// wasi-libc's isatty, unless SetStreamsArePipes made it unknown.
+	filetype byte
 }
 
 func newWASIState() wasiState {
-	return wasiState{fds: [3]fdEntry{{stream: streamStdin}, {stream: streamStdout}, {stream: streamStderr}}}
+	return wasiState{fds: [3]fdEntry{{stream: streamStdin}, {stream: streamStdout}, {stream: streamStderr}}, filetype: filetypeCharacterDevice}
 }
 
 // stream is what an open fd refers to: one of the three standard streams.
@@ -266,6 +270,9 @@ func clockResGet(ctx context.Context, mem Memory, stack []uint64) errno {
 
 func clockTimeGet(ctx context.Context, mem Memory, stack []uint64) errno {
 	s := SessionFrom(ctx)
+	if s.pause != nil && s.pause(uint32(stack[0])) {
+		panic(ErrPaused)
+	}
 	now, ok := clockNow(s, uint32(stack[0]))
 	if !ok {
 		return errnoInval

@@ -26,7 +26,11 @@ const (
 	rightsStdout = rightsStream | rightFdWrite
 )
 
-const filetypeCharacterDevice = 2
+// Preview1 file types of the standard streams.
+const (
+	filetypeUnknown         = 0
+	filetypeCharacterDevice = 2
+)
 
 // Preview1 fdflags. Only append and nonblock may be set: the sync flags
 // promise durability that an in-memory stream cannot mean.
@@ -51,7 +55,7 @@ func fdFdstatGet(ctx context.Context, mem Memory, stack []uint64) errno {
 	}
 	b := w.scratch[:24]
 	clear(b)
-	b[0] = filetypeCharacterDevice
+	b[0] = w.filetype
 	binary.LittleEndian.PutUint16(b[2:], e.flags)
 	binary.LittleEndian.PutUint64(b[8:], e.stream.rights())
 	// b[16:24], the inheriting rights, stays 0: nothing can be opened.
@@ -91,7 +95,7 @@ func fdFilestatGet(ctx context.Context, mem Memory, stack []uint64) errno {
 	// dev 0; the inode is the stream, so fds renumbered onto the same
 	// stream compare equal and stdout and stderr never do.
 	binary.LittleEndian.PutUint64(b[8:], uint64(e.stream))
-	b[16] = filetypeCharacterDevice
+	b[16] = w.filetype
 	binary.LittleEndian.PutUint64(b[24:], 1) // nlink
 	// size 0; every timestamp is the one instant the clocks report.
 	binary.LittleEndian.PutUint64(b[40:], FixedEpochNanos)

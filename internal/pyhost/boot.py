@@ -1,0 +1,323 @@
+# wasmgate's bootstrap for CPython. The host runs it as the interpreter's
+# program (from stdin) with the configuration _WG that the host puts before
+# it. It makes the code's own tree importable, loads the executor (or
+# compiles the program), tells the host where to call it, and stops at a
+# clock reading the host waits for: the host snapshots the interpreter there,
+# and every call starts from that snapshot by calling _wg_call with the
+# interpreter's own tp_call.
+import sys
+import os
+import json
+import base64
+import time
+
+
+def _wg_install(cfg):
+    import importlib.machinery
+    import importlib.util
+
+    files = {p: base64.b64decode(v) for p, v in cfg["files"].items()}
+    dirs = set()
+    for p in files:
+        d = p.rsplit("/", 1)[0]
+        while d and d not in dirs:
+            dirs.add(d)
+            d = d.rsplit("/", 1)[0]
+    roots = list(cfg["roots"])
+
+    class _Loader:
+        def __init__(self, path):
+            self.path = path
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            code = compile(files[self.path], self.path, "exec", dont_inherit=True)
+            exec(code, module.__dict__)
+
+        def is_package(self, fullname):
+            return self.path.endswith("/__init__.py")
+
+        def get_source(self, fullname):
+            return importlib.util.decode_source(files[self.path])
+
+        def get_code(self, fullname):
+            return compile(files[self.path], self.path, "exec", dont_inherit=True)
+
+        def get_filename(self, fullname):
+            return self.path
+
+        def get_data(self, path):
+            try:
+                return files[path]
+            except KeyError:
+                raise FileNotFoundError(2, "No such file or directory", path) from None
+
+    class _Finder:
+        @classmethod
+        def find_spec(cls, fullname, path=None, target=None):
+            tail = fullname.rpartition(".")[2]
+            bases = roots if path is None else [b for b in path if isinstance(b, str)]
+            for base in bases:
+                d = base + "/" + tail
+                init = d + "/__init__.py"
+                if init in files:
+                    spec = importlib.util.spec_from_loader(fullname, _Loader(init), origin=init, is_package=True)
+                    spec.submodule_search_locations = [d]
+                    spec.has_location = True
+                    return spec
+                if d + ".py" in files:
+                    spec = importlib.util.spec_from_loader(fullname, _Loader(d + ".py"), origin=d + ".py")
+                    spec.has_location = True
+                    return spec
+            found = [base + "/" + tail for base in bases if base + "/" + tail in dirs]
+            if found:
+                spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+                spec.submodule_search_locations = found
+                return spec
+            return None
+
+        @classmethod
+        def invalidate_caches(cls):
+            pass
+
+    sys.meta_path.insert(0, _Finder)
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
+    return files
+
+
+def _wg_write(fd, data):
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
+
+
+def _wg_read_all():
+    chunks = []
+    while True:
+        b = os.read(0, 1 << 16)
+        if not b:
+            return b"".join(chunks)
+        chunks.append(b)
+
+
+def _wg_read_exactly(n):
+    chunks = []
+    while n > 0:
+        b = os.read(0, n)
+        if not b:
+            break
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+def _wg_describe(e):
+    name = type(e).__qualname__
+    mod = type(e).__module__
+    if mod not in ("builtins", "__main__", None):
+        name = mod + "." + name
+    text = str(e)
+    return name + ": " + text if text else name
+
+
+class ActionRequest:
+    """The request an executor class's execute(req) gets: action, payload,
+    trace_id and ts_utc, as attributes or items."""
+
+    __slots__ = ("action", "payload", "trace_id", "ts_utc")
+
+    def __init__(self, action, payload, trace_id, ts_utc):
+        self.action = action
+        self.payload = payload
+        self.trace_id = trace_id
+        self.ts_utc = ts_utc
+
+    def __getitem__(self, key):
+        if key in ActionRequest.__slots__:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        return getattr(self, key) if key in ActionRequest.__slots__ else default
+
+    def __repr__(self):
+        return "ActionRequest(action=%r, payload=%r, trace_id=%r, ts_utc=%r)" % (
+            self.action, self.payload, self.trace_id, self.ts_utc)
+
+
+class _WgRefused(Exception):
+    pass
+
+
+def _wg_manifest_of(obj):
+    def field(name):
+        v = getattr(obj, name, None)
+        return v
+
+    limits = field("limits")
+    lim = None
+    if limits is not None:
+        lim = {}
+        for k in ("timeout_ms", "max_payload_bytes", "max_depth", "max_list_items",
+                  "fuel", "memory_pages", "max_output_bytes"):
+            v = limits.get(k) if isinstance(limits, dict) else getattr(limits, k, None)
+            if v is not None:
+                if isinstance(v, bool) or not isinstance(v, int):
+                    raise _WgRefused("limits.%s must be an integer, not %r" % (k, v))
+                lim[k] = v
+    caps = field("capabilities")
+    if caps is not None:
+        if isinstance(caps, (str, bytes)) or not all(isinstance(c, str) for c in caps):
+            raise _WgRefused("capabilities must be a list of strings, not %r" % (caps,))
+        caps = list(caps)
+    out = {}
+    for k in ("executor_id", "version"):
+        v = field(k)
+        if v is not None:
+            if not isinstance(v, str):
+                raise _WgRefused("%s must be a string, not %r" % (k, v))
+            out[k] = v
+    if caps is not None:
+        out["capabilities"] = caps
+    if lim is not None:
+        out["limits"] = lim
+    for k in ("title", "description"):
+        v = field(k)
+        if isinstance(v, str):
+            out[k] = v
+    for k in ("input_schema", "output_schema"):
+        v = field(k)
+        if isinstance(v, dict):
+            out[k] = v
+    return out
+
+
+def _wg_load(cfg):
+    import importlib
+    import inspect
+
+    files = _wg_install(cfg)
+    if cfg["mode"] == "program":
+        src = files[cfg["main"]]
+        return {"code": compile(src, cfg["main"], "exec", dont_inherit=True)}, None
+    mod = importlib.import_module(cfg["module"])
+    cls_name = cfg["class"]
+    if not cls_name:
+        fn = getattr(mod, "execute", None)
+        if callable(fn) and not inspect.isclass(fn):
+            return {"fn": fn, "req": False}, None
+        found = [v for v in vars(mod).values()
+                 if inspect.isclass(v) and v.__module__ == mod.__name__
+                 and callable(getattr(v, "execute", None)) and hasattr(v, "executor_id")]
+        if len(found) != 1:
+            raise _WgRefused(
+                "%s defines no function execute(input)%s; define one, or name the executor class (--py-class, \"class\")"
+                % (cfg["module"], "" if not found else " and %d executor classes (%s)" % (
+                    len(found), ", ".join(sorted(c.__name__ for c in found)))))
+        cls_name = found[0].__name__
+    cls = getattr(mod, cls_name, None)
+    if cls is None:
+        raise _WgRefused("%s has no class %s" % (cfg["module"], cls_name))
+    if not inspect.isclass(cls):
+        raise _WgRefused("%s.%s is not a class" % (cfg["module"], cls_name))
+    inst = cls()
+    fn = getattr(inst, "execute", None)
+    if not callable(fn):
+        raise _WgRefused("%s.%s has no method execute(self, req)" % (cfg["module"], cls_name))
+    return {"fn": fn, "req": True}, _wg_manifest_of(inst)
+
+
+def _wg_call():
+    data = _wg_read_all()
+    saved = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        if _WG_TARGET["req"]:
+            head, _, payload = data.partition(b"\n")
+            meta = json.loads(head)
+            arg = ActionRequest(meta.get("action"), json.loads(payload), meta.get("trace_id"), meta.get("ts_utc"))
+        else:
+            arg = json.loads(data)
+        result = _WG_TARGET["fn"](arg)
+    except BaseException as e:
+        sys.stdout = saved
+        _wg_flush()
+        _wg_write(1, _wg_describe(e).encode("utf-8", "backslashreplace"))
+        return False
+    sys.stdout = saved
+    _wg_flush()
+    if result is None:
+        return None
+    try:
+        out = json.dumps(result, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError) as e:
+        _wg_write(1, _wg_describe(e).encode("utf-8", "backslashreplace"))
+        return Ellipsis
+    _wg_write(1, out.encode("utf-8", "surrogatepass"))
+    return None
+
+
+def _wg_flush():
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except BaseException:
+            pass
+
+
+def _wg_main():
+    import types
+
+    n = int(_wg_read_exactly(10))
+    argv = json.loads(_wg_read_exactly(n))
+    sys.argv[:] = argv
+    main = types.ModuleType("__main__")
+    main.__file__ = argv[0]
+    main.__builtins__ = __builtins__
+    sys.modules["__main__"] = main
+    code = 0
+    try:
+        exec(_WG_TARGET["code"], main.__dict__)
+    except SystemExit as e:
+        c = e.code
+        if c is None:
+            code = 0
+        elif isinstance(c, int):
+            code = c & 0xFF
+        else:
+            try:
+                print(c, file=sys.stderr)
+            except BaseException:
+                pass
+            code = 1
+    except BaseException:
+        import traceback
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+        code = 1
+    _wg_flush()
+    os._exit(code)
+
+
+try:
+    _WG_TARGET, _WG_MANIFEST = _wg_load(_WG)
+    _WG_READY = {
+        "call": id(_wg_main if _WG["mode"] == "program" else _wg_call),
+        "args": id(()),
+        "none": id(None),
+        "false": id(False),
+        "notjson": id(Ellipsis),
+        "manifest": _WG_MANIFEST,
+    }
+except BaseException as e:
+    _wg_flush()
+    _wg_write(1, b"wasmgate-python-refused " + _wg_describe(e).encode("utf-8", "backslashreplace"))
+    os._exit(3)
+del _WG
+_wg_flush()
+_wg_write(1, b"wasmgate-python-ready " + json.dumps(_WG_READY).encode())
+time.monotonic()

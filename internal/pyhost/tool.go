@@ -1,0 +1,138 @@
+package pyhost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/wasmgate/wasmgate/internal/sandbox"
+)
+
+// Tool is Python code loaded as an executor: the interpreter's snapshot
+// with the code imported, called once per execution in a fresh (or
+// recycled) instance.
+type Tool struct {
+	reactor  sandbox.Reactor
+	snap     *sandbox.Snapshot
+	entry    entry
+	digest   string
+	manifest sandbox.Manifest
+	// declared is what the executor class says of itself (its attributes),
+	// nil for a function.
+	declared *sandbox.Manifest
+	// request: the code is an executor class, whose execute gets the whole
+	// request.
+	request  bool
+	loadFuel uint64
+	loadOut  sandbox.Outcome
+}
+
+// Load starts the interpreter on c and snapshots it with the code loaded,
+// under lim (LoadLimits's where lim leaves a field unset).
+//
+// # Errors
+//
+// A *LoadError when the code cannot be loaded (its import raised, it has no
+// executor, its class's attributes are not a manifest), and the loading's
+// own errors: the module not admitted, the load running out of its limits.
+func Load(ctx context.Context, engine sandbox.Engine, c Code, lim sandbox.Limits) (*Tool, error) {
+	r, err := engine.LoadReactor(ctx, module, Glue())
+	if err != nil {
+		return nil, fmt.Errorf("the CPython module: %w", err)
+	}
+	digest, err := Digest(c)
+	if err != nil {
+		return nil, err
+	}
+	snap, out, err := snapshot(ctx, r, c, lim.WithDefaults(LoadLimits()))
+	if err != nil {
+		return nil, err
+	}
+	if out.Kind != sandbox.Completed {
+		if out.Kind == sandbox.Failed && out.Invalid {
+			return nil, &LoadError{Msg: out.Message}
+		}
+		return nil, &OutcomeError{Outcome: out}
+	}
+	e, err := parseReady(out.Output)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tool{reactor: r, snap: snap, entry: e, digest: digest, loadFuel: out.FuelUsed, loadOut: out}
+	if len(e.Manifest) > 0 && string(e.Manifest) != "null" {
+		var m sandbox.Manifest
+		if err := json.Unmarshal(e.Manifest, &m); err != nil {
+			return nil, &LoadError{Msg: fmt.Sprintf("the executor class's attributes are not a manifest: %v", err)}
+		}
+		t.declared, t.request = &m, true
+	}
+	return t, nil
+}
+
+// OutcomeError is a load that stopped at a limit or failed in the
+// interpreter itself.
+type OutcomeError struct{ Outcome sandbox.Outcome }
+
+func (e *OutcomeError) Error() string {
+	return fmt.Sprintf("loading the Python code stopped: %s (%s)", e.Outcome.Kind, e.Outcome.Message)
+}
+
+// Declared is the manifest the executor class declares by its attributes,
+// nil for a function executor.
+func (t *Tool) Declared() *sandbox.Manifest { return t.declared }
+
+// ModuleDigest identifies the executor (Digest).
+func (t *Tool) ModuleDigest() string { return t.digest }
+
+// LoadFuel is the fuel loading took (not charged to executions).
+func (t *Tool) LoadFuel() uint64 { return t.loadFuel }
+
+// SnapshotBytes is the size of the memory every call starts from.
+func (t *Tool) SnapshotBytes() int { return t.snap.MemoryBytes() }
+
+// Request is what an executor class's execute(req) gets beside the
+// payload.
+type Request struct {
+	Action  string `json:"action"`
+	TraceID string `json:"trace_id"`
+	TsUTC   string `json:"ts_utc"`
+}
+
+// Run calls the code once on in (canonical JSON; for a program, its
+// arguments and stdin as ProgramInput lays them out), with req for an
+// executor class.
+func (t *Tool) Run(ctx context.Context, in sandbox.Input, req Request) (sandbox.Outcome, error) {
+	if t.request {
+		head, err := json.Marshal(req)
+		if err != nil {
+			return sandbox.Outcome{}, err
+		}
+		b := make([]byte, 0, len(head)+1+len(in.Bytes))
+		b = append(append(append(b, head...), '\n'), in.Bytes...)
+		in.Bytes = b
+	}
+	return t.reactor.Run(ctx, t.snap, in, sandbox.Driver(t.entry.call))
+}
+
+// ProgramInput lays out a program's stdin for Run: its arguments (argv[0]
+// the program's path) before the bytes it reads.
+func ProgramInput(argv []string, stdin []byte) ([]byte, error) {
+	a, err := json.Marshal(argv)
+	if err != nil {
+		return nil, err
+	}
+	if len(a) > 9_999_999_999 {
+		return nil, errors.New("pyhost: the arguments are too long")
+	}
+	b := fmt.Appendf(nil, "%010d", len(a))
+	b = append(b, a...)
+	return append(b, stdin...), nil
+}
+
+
+// LoadLimits are the limits loading runs under where the caller sets none:
+// starting CPython and importing code is heavier than any call.
+func LoadLimits() sandbox.Limits {
+	return sandbox.Limits{TimeoutMs: 120_000, Fuel: 400_000_000_000, MemoryPages: 8192, MaxOutputBytes: 1 << 20}
+}
