@@ -2,6 +2,7 @@ package pyhost
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -12,7 +13,11 @@ import (
 
 func TestSpike(t *testing.T) {
 	ctx := context.Background()
-	eng, err := sandbox.NewEngine(ctx, sandbox.NewConfig())
+	cfg := sandbox.NewConfig()
+	if os.Getenv("SPIKE_ENGINE") != "" {
+		cfg = cfg.WithEngine(sandbox.EngineName(os.Getenv("SPIKE_ENGINE")))
+	}
+	eng, err := sandbox.NewEngine(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,6 @@ func ProgramInput(argv []string, stdin []byte) ([]byte, error) {
 	return append(b, stdin...), nil
 }
 
-
 // LoadLimits are the limits loading runs under where the caller sets none:
 // starting CPython and importing code is heavier than any call.
 func LoadLimits() sandbox.Limits {
