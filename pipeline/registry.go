@@ -467,7 +467,7 @@ func loadSlot(ctx context.Context, engine sandbox.Engine, id string, src Executo
 	// to say a version, and 0.0.0 satisfies no range that asks for a
 	// release (^1.0.0, >=0.1.0), only those that accept anything.
 	fallback := sandbox.Manifest{ExecutorID: id}
-	if src.JS != "" {
+	if src.JS != "" || src.Python != "" {
 		fallback.Version = "0.0.0"
 	}
 	e, err := loadSource(ctx, engine, src, fallback, kinds)
@@ -516,6 +516,8 @@ func sourceFallback(src ExecutorSource) sandbox.Manifest {
 		return ManifestFromFile("module.wasm", sandbox.Limits{})
 	case src.JS != "":
 		return ManifestFromFile(src.JS, sandbox.Limits{})
+	case src.Python != "":
+		return ManifestFromFile(src.Python, sandbox.Limits{})
 	case src.Bundle != nil && src.Manifest != nil:
 		return *src.Manifest
 	}

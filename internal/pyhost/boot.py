@@ -229,7 +229,18 @@ def _wg_load(cfg):
     return {"fn": fn, "req": True}, _wg_manifest_of(inst)
 
 
+def _wg_fresh():
+    # The random module was seeded when it was imported, before the
+    # snapshot: every call would draw the same numbers. Seed it again from
+    # the call's own stream, which the host derives from the call's input,
+    # as os.urandom and uuid.uuid4 read it.
+    r = sys.modules.get("random")
+    if r is not None and hasattr(r, "seed"):
+        r.seed(os.urandom(32))
+
+
 def _wg_call():
+    _wg_fresh()
     data = _wg_read_all()
     saved = sys.stdout
     sys.stdout = sys.stderr
@@ -270,6 +281,7 @@ def _wg_flush():
 def _wg_main():
     import types
 
+    _wg_fresh()
     n = int(_wg_read_exactly(10))
     argv = json.loads(_wg_read_exactly(n))
     sys.argv[:] = argv

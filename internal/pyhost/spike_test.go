@@ -33,7 +33,7 @@ func TestSpike(t *testing.T) {
 	in := []byte(`{"a":1}`)
 	for i := 0; i < 3; i++ {
 		start = time.Now()
-		out, err := tool.Run(ctx, sandbox.Input{Bytes: in, Digest: blake3.Sum256(in), Limits: sandbox.Limits{MemoryPages: 8192, Fuel: 1e9, TimeoutMs: 10000}}, Request{})
+		out, err := tool.Run(ctx, sandbox.Input{Bytes: in, Digest: blake3.Sum256(in), Limits: sandbox.Limits{MemoryPages: 8192, Fuel: 1e9, TimeoutMs: 10000}}, sandbox.Request{})
 		t.Logf("run %v: %+v err %v stderr %q", time.Since(start), out, err, out.Stderr)
 	}
 }
