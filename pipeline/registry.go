@@ -373,7 +373,12 @@ func readRegistryFile(path string) (RegistryFile, error) {
 		if err := src.check(); err != nil {
 			return RegistryFile{}, fmt.Errorf("registry %s: executor %q %v", path, id, err)
 		}
-		for _, p := range []*string{&src.Wasm, &src.JS} {
+		paths := []*string{&src.Wasm, &src.JS, &src.Python}
+		src.PythonPath = slices.Clone(src.PythonPath)
+		for i := range src.PythonPath {
+			paths = append(paths, &src.PythonPath[i])
+		}
+		for _, p := range paths {
 			if *p != "" && !filepath.IsAbs(*p) {
 				*p = filepath.Join(dir, *p)
 			}
