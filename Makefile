@@ -97,7 +97,7 @@ compat: engine testdata-js
 # store's concurrent adds), and the command's tests of its concurrent
 # fronts, CMD_RACE_TESTS (serve, mcp, rep, tool run and serve, NATS).
 MODULE := github.com/wasmgate/wasmgate
-RACE_FREE := js internal/sandbox/internal/instrument internal/sandbox/internal/wasmbin internal/sandbox/internal/leb128 jstool internal/confine jstool/internal/nodelibgen internal/weborigin internal/nativesum internal/buildid internal/sentinel internal/testprogress internal/tools/exportcount
+RACE_FREE := js py internal/pyhost internal/sandbox/internal/instrument internal/sandbox/internal/wasmbin internal/sandbox/internal/leb128 jstool internal/confine jstool/internal/nodelibgen internal/weborigin internal/nativesum internal/buildid internal/sentinel internal/testprogress internal/tools/exportcount
 RACE_TESTS := TestOutputIsDeterministic|TestStoreAddConcurrently
 CMD_RACE_TESTS := Test(Serve|MCP|Rep[A-Z]|NATS|Cluster|ToolRun|ToolServe|ToolConfig|ToolDigest|ToolStore|HostileTablesServe)
 RACE_PKGS = $(filter-out $(addprefix $(MODULE)/,$(RACE_FREE) cmd/wasmgate),$(shell $(GO) list $(PKGS)))
