@@ -11,6 +11,11 @@ type Glue struct {
 	Imports []Function
 	// Exports are the functions the host calls, with their signatures.
 	Exports []Export
+	// MaxCallDepth, when set, is the instrumented call-depth limit of the
+	// module instead of the sandbox's default: for an interpreter whose
+	// own recursion limits must bind first (CPython: each Python call made
+	// through C takes a dozen Wasm frames).
+	MaxCallDepth uint32
 }
 
 // Export is a function export the host calls.

@@ -122,25 +122,40 @@ def _wg_describe(e):
     return name + ": " + text if text else name
 
 
+_WG_FIELDS = ("action", "payload", "trace_id", "ts_utc")
+
+
 class ActionRequest:
     """The request an executor class's execute(req) gets: action, payload,
-    trace_id and ts_utc, as attributes or items."""
+    trace_id and ts_utc, as attributes or items.
 
-    __slots__ = ("action", "payload", "trace_id", "ts_utc")
+    The action, trace id and time come as a header of a fixed size, decoded
+    when first read: an executor that does not read them spends the same
+    fuel whatever they are."""
 
-    def __init__(self, action, payload, trace_id, ts_utc):
-        self.action = action
+    __slots__ = ("payload", "_head", "_meta")
+
+    def __init__(self, head, payload):
+        self._head = head
+        self._meta = None
         self.payload = payload
-        self.trace_id = trace_id
-        self.ts_utc = ts_utc
+
+    def _field(self, name):
+        if self._meta is None:
+            self._meta = json.loads(self._head)
+        return self._meta.get(name)
+
+    action = property(lambda self: self._field("action"))
+    trace_id = property(lambda self: self._field("trace_id"))
+    ts_utc = property(lambda self: self._field("ts_utc"))
 
     def __getitem__(self, key):
-        if key in ActionRequest.__slots__:
+        if key in _WG_FIELDS:
             return getattr(self, key)
         raise KeyError(key)
 
     def get(self, key, default=None):
-        return getattr(self, key) if key in ActionRequest.__slots__ else default
+        return getattr(self, key) if key in _WG_FIELDS else default
 
     def __repr__(self):
         return "ActionRequest(action=%r, payload=%r, trace_id=%r, ts_utc=%r)" % (
@@ -243,16 +258,20 @@ def _wg_fresh():
         r.seed(os.urandom(32))
 
 
+# The size of the request header an executor class's call reads first
+# (pyhost.requestHeader).
+_WG_HEAD = 1024
+
+
 def _wg_call():
     _wg_fresh()
+    head = _wg_read_exactly(_WG_HEAD) if _WG_TARGET["req"] else None
     data = _wg_read_all()
     saved = sys.stdout
     sys.stdout = sys.stderr
     try:
-        if _WG_TARGET["req"]:
-            head, _, payload = data.partition(b"\n")
-            meta = json.loads(head)
-            arg = ActionRequest(meta.get("action"), json.loads(payload), meta.get("trace_id"), meta.get("ts_utc"))
+        if head is not None:
+            arg = ActionRequest(head, json.loads(data))
         else:
             arg = json.loads(data)
         result = _WG_TARGET["fn"](arg)
@@ -319,6 +338,13 @@ def _wg_main():
     os._exit(code)
 
 
+# The interpreter's own C stack is 512 KiB, at the bottom of memory, and
+# CPython uses several KiB of it for each call that goes through C (a
+# recursive __repr__, a generator passed to sum()): calls run on this
+# buffer instead, which the host points the stack pointer at.
+_WG_STACK_BYTES = 16 << 20
+_WG_STACK = __import__("array").array("B", [0]) * _WG_STACK_BYTES
+
 try:
     _WG_TARGET, _WG_MANIFEST = _wg_load(_WG)
     _WG_READY = {
@@ -327,6 +353,7 @@ try:
         "none": id(None),
         "false": id(False),
         "notjson": id(Ellipsis),
+        "stack": _WG_STACK.buffer_info()[0] + _WG_STACK_BYTES,
         "manifest": _WG_MANIFEST,
     }
 except BaseException as e:

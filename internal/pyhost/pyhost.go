@@ -58,6 +58,11 @@ func Glue() host.Glue {
 	i32 := host.I32
 	return host.Glue{
 		Name: "cpython",
+		// CPython's own recursion limits (a RecursionError) bind before
+		// this: the WASI build stops C recursion at about 250 levels of a
+		// recursive generator and 60 of a recursive __repr__, some 2,000
+		// Wasm frames.
+		MaxCallDepth: 6000,
 		Exports: []host.Export{
 			{Name: host.ExportStart},
 			{Name: sandbox.CallIndirectExport, Params: []host.ValueType{i32, i32, i32, i32}, Results: []host.ValueType{i32}},
@@ -131,11 +136,13 @@ func Digest(c Code) (string, error) {
 
 // entry is where a call enters the snapshot, as the bootstrap wrote it.
 type entry struct {
-	Call     uint32          `json:"call"`
-	Args     uint32          `json:"args"`
-	None     uint32          `json:"none"`
-	False    uint32          `json:"false"`
-	NotJSON  uint32          `json:"notjson"`
+	Call    uint32 `json:"call"`
+	Args    uint32 `json:"args"`
+	None    uint32 `json:"none"`
+	False   uint32 `json:"false"`
+	NotJSON uint32 `json:"notjson"`
+	// Stack is the top of the buffer calls run their C stack on.
+	Stack    uint32          `json:"stack"`
 	Manifest json.RawMessage `json:"manifest"`
 	// tpCall is the table index of the call function's tp_call.
 	tpCall uint32

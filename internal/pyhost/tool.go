@@ -59,12 +59,21 @@ func Load(ctx context.Context, engine sandbox.Engine, c Code, lim sandbox.Limits
 	if err != nil {
 		return nil, err
 	}
+	// Calls run their C stack on the bootstrap's buffer, its top aligned
+	// as the C ABI wants it.
+	if snap, err = snap.WithGlobal(stackPointer, uint64(e.Stack&^15)); err != nil {
+		return nil, err
+	}
 	t := &Tool{reactor: r, snap: snap, entry: e, digest: digest, loadFuel: out.FuelUsed, loadOut: out}
 	if len(e.Manifest) > 0 && string(e.Manifest) != "null" {
 		t.declared, t.request = e.Manifest, true
 	}
 	return t, nil
 }
+
+// stackPointer is the global that holds CPython's C stack pointer, as
+// sandbox.PrepareInterpreter exports it (global 0, the only mutable one).
+const stackPointer = sandbox.InterpreterGlobalPrefix + "0"
 
 // OutcomeError is a load that stopped at a limit or failed in the
 // interpreter itself.
@@ -92,15 +101,35 @@ func (t *Tool) SnapshotBytes() int { return t.snap.MemoryBytes() }
 // executor class.
 func (t *Tool) Run(ctx context.Context, in sandbox.Input, req sandbox.Request) (sandbox.Outcome, error) {
 	if t.request {
-		head, err := json.Marshal(req)
+		head, err := requestHeader(req)
 		if err != nil {
 			return sandbox.Outcome{}, err
 		}
-		b := make([]byte, 0, len(head)+1+len(in.Bytes))
-		b = append(append(append(b, head...), '\n'), in.Bytes...)
-		in.Bytes = b
+		in.Bytes = append(head, in.Bytes...)
 	}
 	return t.reactor.Run(ctx, t.snap, in, sandbox.Driver(t.entry.call))
+}
+
+// requestHeaderBytes is the size of the header an executor class's call
+// reads before the payload (boot.py's _WG_HEAD): fixed, so that reading it
+// costs the same fuel whatever the request's action, trace id and time.
+const requestHeaderBytes = 1024
+
+// requestHeader is req as JSON, padded with spaces to requestHeaderBytes.
+func requestHeader(req sandbox.Request) ([]byte, error) {
+	head, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	if len(head) > requestHeaderBytes {
+		return nil, fmt.Errorf("pyhost: the request's action, trace id and time take %d bytes as JSON; at most %d fit", len(head), requestHeaderBytes)
+	}
+	b := make([]byte, requestHeaderBytes, requestHeaderBytes+64)
+	copy(b, head)
+	for i := len(head); i < len(b); i++ {
+		b[i] = ' '
+	}
+	return b, nil
 }
 
 // ProgramInput lays out a program's stdin for Run: its arguments (argv[0]

@@ -93,6 +93,9 @@ type ModuleInfo struct {
 	// is its memory and its globals (instrument.Facts): its instances may
 	// be recycled (recycle.go). False, the safe default, whenever unknown.
 	recyclable bool
+	// maxDepth is the instrumented call-depth limit (MaxCallDepth, unless
+	// the module's glue sets its own).
+	maxDepth uint32
 }
 
 // abiV1 lists the ABI v1 function exports and their signatures.

@@ -19,6 +19,16 @@ import (
 // makes fuel counts and stack limits identical everywhere.
 var instrumentOptions = instrument.Options{MaxCallDepth: MaxCallDepth, CanonicalizeNaN: true}
 
+// instrumentFor is instrumentOptions for a module glue drives (nil: any
+// other module): the glue's own call-depth limit, when it sets one.
+func instrumentFor(glue *host.Glue) instrument.Options {
+	o := instrumentOptions
+	if glue != nil && glue.MaxCallDepth > 0 {
+		o.MaxCallDepth = glue.MaxCallDepth
+	}
+	return o
+}
+
 // admitAndInstrument runs admission (for glue, when set) and returns the
 // bytes every engine compiles: the instrumented module (the admitted one
 // when uninstrumented, for benchmarks only).
@@ -29,12 +39,13 @@ func admitAndInstrument(wasm []byte, glue *host.Glue, uninstrumented bool) (Modu
 	}
 	if !uninstrumented {
 		var facts instrument.Facts
-		code, facts, err = instrument.InstrumentFacts(code, instrumentOptions)
+		code, facts, err = instrument.InstrumentFacts(code, instrumentFor(glue))
 		if err != nil {
 			return info, nil, &AdmissionError{Problem: "cannot instrument the module", Err: err}
 		}
 		info.recyclable = facts.StateIsMemoryAndGlobals
 	}
+	info.maxDepth = instrumentFor(glue).MaxCallDepth
 	return info, code, nil
 }
 

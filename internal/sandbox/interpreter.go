@@ -113,3 +113,4 @@ func PrepareInterpreter(wasm []byte) ([]byte, error) {
 	}
 	return out, nil
 }
+

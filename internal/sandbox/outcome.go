@@ -77,6 +77,15 @@ type runState struct {
 	fuelLeft      int64  // the fuel global when the guest stopped
 	interrupted   bool   // the host drove the fuel global negative (deadline or cancellation)
 	depth         uint32 // the call depth when the guest stopped
+	maxDepth      uint32 // the module's call-depth limit (0: MaxCallDepth)
+}
+
+// depthLimit is the call-depth limit the module was instrumented with.
+func (st runState) depthLimit() uint32 {
+	if st.maxDepth == 0 {
+		return MaxCallDepth
+	}
+	return st.maxDepth
 }
 
 // classify turns the error of an execution into an Outcome. It is the one
@@ -139,7 +148,7 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 		// say which limit it was. A guest's own trap happens with fuel left
 		// (charges are checked before a block runs) and the depth in range.
 		switch {
-		case trap.code == trapStackOverflow && st.depth <= MaxCallDepth:
+		case trap.code == trapStackOverflow && st.depth <= st.depthLimit():
 			// The engine's native stack ran out before the depth limit
 			// (frames larger than any toolchain emits).
 			return Outcome{Kind: StackExhausted, Message: "call stack exhausted"}, nil
@@ -150,8 +159,8 @@ func classify(parent context.Context, err error, st runState) (Outcome, error) {
 			return Outcome{Kind: Timeout, Message: "timeout_ms elapsed"}, nil
 		case st.fuelLeft < 0 || trap.code == trapOutOfFuel:
 			return Outcome{Kind: FuelExhausted, Message: "fuel exhausted"}, nil
-		case st.depth > MaxCallDepth || trap.code == trapStackOverflow:
-			return Outcome{Kind: StackExhausted, Message: fmt.Sprintf("call depth exceeded %d", MaxCallDepth)}, nil
+		case st.depth > st.depthLimit() || trap.code == trapStackOverflow:
+			return Outcome{Kind: StackExhausted, Message: fmt.Sprintf("call depth exceeded %d", st.depthLimit())}, nil
 		case st.memoryRefused:
 			return Outcome{Kind: MemoryExhausted, Message: "trap (" + string(trap.code) + ") after a memory.grow or table.grow beyond memory_pages was refused"}, nil
 		}

@@ -106,6 +106,24 @@ type savedGlobal struct {
 	value uint64
 }
 
+// WithGlobal returns s with the captured global name set to value: the
+// same memory, which the two share (neither changes it). An interpreter's
+// driver moves its C stack so (package pyhost).
+//
+// # Errors
+//
+// When s captured no global name.
+func (s *Snapshot) WithGlobal(name string, value uint64) (*Snapshot, error) {
+	out := &Snapshot{memory: s.memory, globals: append([]savedGlobal(nil), s.globals...)}
+	for i := range out.globals {
+		if out.globals[i].name == name {
+			out.globals[i].value = value
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("snapshot: no global %s was captured", name)
+}
+
 // MemoryBytes is the size of the captured memory.
 func (s *Snapshot) MemoryBytes() int { return len(s.memory) }
 
@@ -359,6 +377,7 @@ func prepareReactor(cache diskCache, wasm []byte, glue host.Glue, uninstrumented
 			if r, facts, err := decodeReactorCode(b, withData); err == nil {
 				r.info = info
 				r.info.recyclable = facts&factRecyclable != 0
+				r.info.maxDepth = instrumentFor(&glue).MaxCallDepth
 				return r, nil
 			}
 		}
@@ -409,7 +428,7 @@ func buildReactor(wasm []byte, glue host.Glue, uninstrumented bool) (reactorCode
 // and which form of its code is kept.
 func preparedKey(digest string, glue host.Glue, uninstrumented, withData bool) diskKey {
 	return diskKey{kind: "reactor", what: fmt.Sprintf("module %s\nglue %s\ninstrument v%d %+v uninstrumented=%t\nwith-data=%t",
-		digest, glue.Name, instrument.Version, instrumentOptions, uninstrumented, withData)}
+		digest, glue.Name, instrument.Version, instrumentFor(&glue), uninstrumented, withData)}
 }
 
 // What instrumenting learnt of a module (ModuleInfo's unexported fields),

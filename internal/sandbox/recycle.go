@@ -482,6 +482,7 @@ func (m *wazeroModule) runRecycled(ctx context.Context, in Input, from *Snapshot
 		fuelLeft:      left,
 		interrupted:   interrupted,
 		depth:         end.depth,
+		maxDepth:      m.info.maxDepth,
 	}, meter.used(left, interrupted), out, nil, sess)
 	return o, err
 }

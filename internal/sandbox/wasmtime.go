@@ -347,7 +347,7 @@ func (m *wasmtimeModule) execute(ctx context.Context, in Input, from *Snapshot, 
 	meter := newMeter(lim.Fuel)
 	sess.SetFuelCharge(meter.charge)
 	var snap *Snapshot
-	var st runState
+	st := runState{maxDepth: m.info.maxDepth}
 	out, err := func() ([]byte, error) {
 		inst, err := m.linker.Instantiate(store, m.module)
 		if err != nil {

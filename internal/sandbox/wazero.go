@@ -245,6 +245,7 @@ func (m *wazeroModule) execute(ctx context.Context, in Input, from *Snapshot, dr
 		fuelLeft:      left,
 		interrupted:   interrupted,
 		depth:         end.depth,
+		maxDepth:      m.info.maxDepth,
 	}, meter.used(left, interrupted), out, snap, sess)
 }
 
