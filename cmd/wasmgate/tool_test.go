@@ -28,7 +28,7 @@ import (
 var protoTools = td(filepath.Join("toolproto", "tools"))
 
 // protoToolIDs are the valid tools there.
-const protoToolIDs = "bigout, chatty, fuel-out, greeter, hello-node, pat-check, slow-logger, spin, text-slug, text-stats, text-upper"
+const protoToolIDs = "bigout, chatty, fuel-out, greeter, hello-node, pat-check, slow-logger, spin, text-slug, text-stats, text-upper, word-count"
 
 // protoEvent is a ToolEvent line as a client reads it.
 type protoEvent struct {
@@ -248,7 +248,7 @@ func TestToolRunInvalidManifests(t *testing.T) {
 	for _, tt := range []struct{ tool, msg string }{
 		{"bad-version", manifest("bad-version") + ": manifestVersion: must be 1, not 2"},
 		{"Not_Kebab", manifest("Not_Kebab") + `: id: "Not_Kebab" is not kebab-case (lowercase letters and digits in words joined by "-")`},
-		{"bad-runtime", manifest("bad-runtime") + `: runtime: must be "wasm", "js" or "node", not "python"`},
+		{"bad-runtime", manifest("bad-runtime") + `: runtime: must be "wasm", "js", "node" or "python", not "dotnet"`},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
 			t.Parallel()

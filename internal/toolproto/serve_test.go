@@ -26,7 +26,7 @@ import (
 var fixtures = filepath.Join("..", "..", "testdata", "toolproto", "tools")
 
 // fixtureIDs are the valid tools among the fixtures.
-const fixtureIDs = "bigout, chatty, fuel-out, greeter, hello-node, pat-check, slow-logger, spin, text-slug, text-stats, text-upper"
+const fixtureIDs = "bigout, chatty, fuel-out, greeter, hello-node, pat-check, slow-logger, spin, text-slug, text-stats, text-upper, word-count"
 
 // wasmTools lays out a tools directory of Wasm tools, one per fixture of
 // testdata/ named in ids (tool id → module file).
