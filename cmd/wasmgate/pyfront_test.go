@@ -178,7 +178,8 @@ func TestReplayAPythonExecutor(t *testing.T) {
 
 // compiledEngines are the engines a Python executor's replay compares:
 // those the tests of how CPython runs use (enginetest.JSEngines), the
-// compiled ones. wazero's interpreter would take minutes to start CPython.
+// compiled ones. wazero's interpreter takes some 45 s to start CPython
+// the first time (its snapshot is then cached), on a quiet machine.
 func compiledEngines() []string {
 	var names []string
 	for _, e := range enginetest.JSEngines() {
