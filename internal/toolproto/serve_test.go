@@ -17,6 +17,7 @@ import (
 
 	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -383,5 +384,37 @@ func TestErrorForMapsTheClassification(t *testing.T) {
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, errorFor(c.res, nil, time.Second), c.res.ReasonCodes, c.res.Stage)
+	}
+}
+
+// TestServePythonTool: a tool of runtime "python" (the word-count fixture,
+// an executor class with a dependency of its own) runs on every compiled
+// engine with the same result, digests and fuel; what it prints is a
+// diagnostic on stderr, what it raises an error event.
+func TestServePythonTool(t *testing.T) {
+	var fuel []uint64
+	for _, name := range enginetest.JSEngines() {
+		t.Run(string(name), func(t *testing.T) {
+			s := serveWith(t, ServeConfig{ToolsDir: fixtures, ToolID: "word-count", Stdin: strings.NewReader(`{"input":{"text":"to be or not to be"}}`)},
+				wg.WithEngine(name))
+			assert.Equal(t, []EventType{EventStarted, EventResult}, s.types())
+			assert.JSONEq(t, `{"meta":{"name":"Word count","version":"1.0.0","runtime":"python"}}`, string(s.events[0].Payload))
+			assert.Equal(t, `{"longest":"not","words":6}`, string(s.terminal.Payload))
+			assert.Equal(t, "counted 6 words\n", s.stderr)
+			require.Len(t, s.records, 1)
+			r := s.records[0]
+			assert.Equal(t, "word_count", r.ExecutorID)
+			assert.Equal(t, audit.Digest([]byte(`{"longest":"not","words":6}`)), *r.OutputDigest)
+			fuel = append(fuel, r.FuelUsed)
+
+			s = serveWith(t, ServeConfig{ToolsDir: fixtures, ToolID: "word-count", Stdin: strings.NewReader(`{"input":{"text":""}}`)},
+				wg.WithEngine(name))
+			p, ok := ErrorOf(s.terminal)
+			require.True(t, ok)
+			assert.Equal(t, ErrorPayload{Code: "EXECUTOR_EXCEPTION", Message: "ValueError: no words to count", Recoverable: true}, p)
+		})
+	}
+	for _, f := range fuel {
+		assert.Equal(t, fuel[0], f, "the same fuel on every engine")
 	}
 }
