@@ -130,16 +130,22 @@ func assertWordCountListed(t *testing.T, cs *sdk.ClientSession) {
 // given by --py (with --py-path and --py-class) and by --config, agrees
 // across runs and engines and with the audit log of the runs it replays:
 // same status, output digest, fuel and module digest (the code tree's).
+// An executor class is given the request's trace_id and ts_utc, so the
+// corpus carries those of the audited runs.
 func TestReplayAPythonExecutor(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "toolproto", "tools", "word-count")
 	py := []string{"--py", filepath.Join(dir, "count.py"), "--py-path", filepath.Join(dir, "site"), "--py-class", "WordCount"}
 	payloads := []string{`{"text":"the quick brown fox"}`, `{"text":"!!"}`, `{"text":7}`}
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	var lines []string
 	for _, p := range payloads {
 		r := wasmgate(t, "", append([]string{"run", "--audit", log, "--input", p}, py...)...)
 		require.NotEqual(t, exitInternal, r.code, r.stderr)
-		lines = append(lines, `{"payload":`+p+`}`)
+	}
+	records := readRecords(t, log)
+	require.Len(t, records, len(payloads))
+	var lines []string
+	for i, p := range payloads {
+		lines = append(lines, `{"payload":`+p+`,"trace_id":"`+records[i].TraceID+`","ts_utc":"`+records[i].TsUTC+`"}`)
 	}
 	engines := strings.Join(compiledEngines(), ",")
 
@@ -158,14 +164,13 @@ func TestReplayAPythonExecutor(t *testing.T) {
 	}
 	assert.Equal(t, []string{"word_count SUCCESS ", "word_count FAILED EXECUTOR_EXCEPTION", "word_count BLOCKED INPUT_SCHEMA_INVALID"}, got)
 	assert.Equal(t, digestJSON(t, `{"words":4,"longest":"quick"}`), *rep.Requests[0].OutputDigest)
-	records := readRecords(t, log)
 	for i, q := range rep.Requests {
 		assert.Equal(t, records[i].ModuleDigest, q.ModuleDigest)
 		assert.Equal(t, records[i].FuelUsed, q.FuelUsed)
 	}
 
 	// The same executor from a registry: the same module digest and fuel.
-	corpus := corpusFile(t, `{"action":"text.words","payload":{"text":"the quick brown fox"}}`, `{"action":"text.upper","payload":{"text":"abc"}}`)
+	corpus := corpusFile(t, `{"action":"text.words",`+strings.TrimPrefix(lines[0], "{"), `{"action":"text.upper","payload":{"text":"abc"}}`)
 	r = wasmgate(t, "", "replay", "--config", pythonRegistry, "--corpus", corpus, "--runs", "2", "--json", "--engines", engines)
 	require.Equal(t, exitSuccess, r.code, "stderr: %s", r.stderr)
 	reg := parseReplay(t, r)

@@ -47,7 +47,10 @@ Corpus: JSON Lines, one request per line, blank lines skipped:
 payload is required; env (a JSON object: what a JS tool's factory gets, as
 HTTP env or NDJSON context.config) is optional; action is required with --config, and defaults to the
 executor's action with --wasm, --js, --package or --py; a request without trace_id gets
-00000000-0000-4000-8000-<its line number in 12 digits>.
+00000000-0000-4000-8000-<its line number in 12 digits>, and one without ts_utc
+2000-01-01T00:00:00Z (the sandbox's clock), so that every run presents the same
+request: a Python executor class reads both. To replay an audit log of such an
+executor, give each request the trace_id and ts_utc its record has.
 
 Output: a summary table and every divergence; with --json, one JSON object:
   summary        {requests, runs, engines: [name], executions, agreeing, divergent,
