@@ -229,7 +229,10 @@ func TestToolRunANodeTool(t *testing.T) {
 // with a dependency of its own, testdata/toolproto/tools/word-count) runs
 // as a Python executor: its manifest's started meta, its output as the
 // result, its prints on stderr, an audit record naming the executor class's
-// id and version; a second run gives the same digests and fuel.
+// id and version; a second run gives the same digests. (Not always the
+// same fuel: an executor class is given the request's ts_utc, which is
+// each run's arrival time, and parsing a longer one costs more;
+// TestReplayAPythonExecutor compares fuel with the time fixed.)
 func TestToolRunAPythonTool(t *testing.T) {
 	t.Parallel()
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -253,7 +256,6 @@ func TestToolRunAPythonTool(t *testing.T) {
 	}
 	assert.Equal(t, recs[0].ModuleDigest, recs[1].ModuleDigest)
 	assert.Equal(t, recs[0].OutputDigest, recs[1].OutputDigest)
-	assert.Equal(t, recs[0].FuelUsed, recs[1].FuelUsed, "the same fuel on every run")
 }
 
 func TestToolRunStackTraceGoesToStderr(t *testing.T) {

@@ -389,10 +389,12 @@ func TestErrorForMapsTheClassification(t *testing.T) {
 
 // TestServePythonTool: a tool of runtime "python" (the word-count fixture,
 // an executor class with a dependency of its own) runs on every compiled
-// engine with the same result, digests and fuel; what it prints is a
-// diagnostic on stderr, what it raises an error event.
+// engine with the same result and digests; what it prints is a diagnostic
+// on stderr, what it raises an error event. (Its fuel follows the length of
+// the request's ts_utc, each run's arrival time, which an executor class
+// is given: the replay tests compare fuel across engines with the time
+// fixed.)
 func TestServePythonTool(t *testing.T) {
-	var fuel []uint64
 	for _, name := range enginetest.JSEngines() {
 		t.Run(string(name), func(t *testing.T) {
 			s := serveWith(t, ServeConfig{ToolsDir: fixtures, ToolID: "word-count", Stdin: strings.NewReader(`{"input":{"text":"to be or not to be"}}`)},
@@ -405,7 +407,7 @@ func TestServePythonTool(t *testing.T) {
 			r := s.records[0]
 			assert.Equal(t, "word_count", r.ExecutorID)
 			assert.Equal(t, audit.Digest([]byte(`{"longest":"not","words":6}`)), *r.OutputDigest)
-			fuel = append(fuel, r.FuelUsed)
+			assert.Positive(t, r.FuelUsed)
 
 			s = serveWith(t, ServeConfig{ToolsDir: fixtures, ToolID: "word-count", Stdin: strings.NewReader(`{"input":{"text":""}}`)},
 				wg.WithEngine(name))
@@ -413,8 +415,5 @@ func TestServePythonTool(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, ErrorPayload{Code: "EXECUTOR_EXCEPTION", Message: "ValueError: no words to count", Recoverable: true}, p)
 		})
-	}
-	for _, f := range fuel {
-		assert.Equal(t, fuel[0], f, "the same fuel on every engine")
 	}
 }
