@@ -248,11 +248,6 @@ func publish(ctx context.Context, c *Conn, configPath string, store jstool.Store
 // artifactOf turns an executor of a registry file into the bytes Publish
 // stores.
 func artifactOf(src pipeline.ExecutorSource, id, configDir string) (kind string, b []byte, err error) {
-	if src.Python != "" {
-		// A worker would need the code's whole tree, which no artifact
-		// kind carries yet.
-		return "", nil, fmt.Errorf("%s is a Python executor, which cannot be published to a NATS deployment yet: run it on a front of its own (serve, mcp, rep with --config)", src.Python)
-	}
 	if src.Wasm != "" {
 		b, err := os.ReadFile(src.Wasm)
 		if err != nil {

@@ -349,7 +349,6 @@ func TestRegistryPublishRefusesBrokenExecutors(t *testing.T) {
 		"missing module":  {map[string]any{"wasm": "no_such_module.wasm"}, []string{`executor "ghost"`, "no_such_module.wasm"}},
 		"missing JS tool": {map[string]any{"js": "no_such_tool.js"}, []string{`executor "ghost"`, "no_such_tool.js"}},
 		"JS syntax error": {map[string]any{"js": filepath.Join(dir, "broken.js")}, []string{`executor "ghost"`, "cannot bundle", "broken.js"}},
-		"Python executor": {map[string]any{"python": "tool.py"}, []string{`executor "ghost"`, "tool.py is a Python executor, which cannot be published to a NATS deployment yet"}},
 		"package not installed": {map[string]any{"package": "left-pad@1.3.0", "tool": "leftPad"},
 			[]string{`executor "ghost"`, "left-pad@1.3.0", "not in the tool store"}},
 	} {
