@@ -237,12 +237,14 @@ func TestLoadRefusals(t *testing.T) {
 		"badver.py": "class B:\n    executor_id = 'badver'\n    version = 'one'\n    capabilities = []\n" +
 			"    limits = {}\n    def execute(self, req):\n        return None\n",
 		"sub/secret.py": "TOKEN = 1\n",
+		"json.py":       "def execute(x):\n    return x\n",
 	})
 	reg := registry(t, engine, dir, `{
 		"executors": {"syntax": {"python": "syntax.py"}, "imports": {"python": "imports.py"},
-		              "badver": {"python": "badver.py"}, "gone": {"python": "gone.py"}},
+		              "badver": {"python": "badver.py"}, "gone": {"python": "gone.py"}, "json": {"python": "json.py"}},
 		"actions": {"syntax": {"executor": "syntax", "version": "*"}, "imports": {"executor": "imports", "version": "*"},
-		            "badver": {"executor": "badver", "version": "*"}, "gone": {"executor": "gone", "version": "*"}}}`)
+		            "badver": {"executor": "badver", "version": "*"}, "gone": {"executor": "gone", "version": "*"},
+		            "json": {"executor": "json", "version": "*"}}}`)
 	for _, c := range []struct {
 		action, code, msg string
 	}{
@@ -250,6 +252,7 @@ func TestLoadRefusals(t *testing.T) {
 		{"imports", "EXECUTOR_INVALID", "ModuleNotFoundError: No module named 'secret'"},
 		{"badver", "EXECUTOR_INVALID", "the executor class's attributes are not a valid manifest"},
 		{"gone", "EXECUTOR_NOT_FOUND", "gone.py"},
+		{"json", "EXECUTOR_INVALID", "json.py has the name of the module json, which the interpreter has imported already: rename the file"},
 	} {
 		res := execute(t, reg, c.action, `{}`)
 		assert.Equal(t, pipeline.StatusBlocked, res.Status, c.action)

@@ -202,6 +202,10 @@ def _wg_load(cfg):
     if cfg["mode"] == "program":
         src = files[cfg["main"]]
         return {"code": compile(src, cfg["main"], "exec", dont_inherit=True)}, None
+    if cfg["module"] in sys.modules:
+        raise _WgRefused(
+            "%s.py has the name of the module %s, which the interpreter has imported already: rename the file"
+            % (cfg["module"], cfg["module"]))
     mod = importlib.import_module(cfg["module"])
     cls_name = cfg["class"]
     if not cls_name:
@@ -327,7 +331,8 @@ try:
     }
 except BaseException as e:
     _wg_flush()
-    _wg_write(1, b"wasmgate-python-refused " + _wg_describe(e).encode("utf-8", "backslashreplace"))
+    _msg = str(e) if isinstance(e, _WgRefused) else _wg_describe(e)
+    _wg_write(1, b"wasmgate-python-refused " + _msg.encode("utf-8", "backslashreplace"))
     os._exit(3)
 del _WG
 _wg_flush()
