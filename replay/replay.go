@@ -36,7 +36,9 @@ type Request struct {
 	// file. Zero means the request's position in the corpus, from 1.
 	Line int
 	// Request is executed as given, except that an empty TraceID becomes
-	// TraceID(Line), so that every run of it is recorded alike.
+	// TraceID(Line) and an empty TsUTC becomes 2000-01-01T00:00:00Z, so
+	// that every run of it is recorded alike and presents the same request
+	// (a Python executor class reads both).
 	Request wasmgate.ActionRequest
 }
 
@@ -211,6 +213,12 @@ func TraceID(line int) string {
 	return fmt.Sprintf("00000000-0000-4000-8000-%012d", line)
 }
 
+// fixedTsUTC is the ts_utc Run gives a corpus request that has none: the
+// instant the sandbox's clocks read, the same on every run and every
+// replay. Without one, each run would get the time it arrived, which an
+// executor that is given the request (a Python executor class) sees.
+const fixedTsUTC = "2000-01-01T00:00:00Z"
+
 // Run runs every corpus request cfg.Runs times on every runtime, each run
 // in a fresh instance through a pipeline of the runtime's registry, and
 // compares the results per request: status, reason codes, output digest,
@@ -318,8 +326,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	return rep, nil
 }
 
-// prepareCorpus numbers the requests, gives each a trace id, and checks
-// every envelope before anything runs.
+// prepareCorpus numbers the requests, gives each a trace id and a time,
+// and checks every envelope before anything runs.
 func prepareCorpus(in []Request) ([]Request, error) {
 	out := make([]Request, len(in))
 	for i, r := range in {
@@ -328,6 +336,9 @@ func prepareCorpus(in []Request) ([]Request, error) {
 		}
 		if r.Request.TraceID == "" {
 			r.Request.TraceID = TraceID(r.Line)
+		}
+		if r.Request.TsUTC == "" {
+			r.Request.TsUTC = fixedTsUTC
 		}
 		if err := r.Request.Validate(); err != nil {
 			return nil, fmt.Errorf("corpus line %d: %w", r.Line, err)

@@ -399,6 +399,34 @@ func TestReplayComparesEnvDigests(t *testing.T) {
 	assert.ErrorContains(t, err, "env must be a JSON object")
 }
 
+// requestEcho is an executor given the whole request, as a Python
+// executor class is: its output is the request's time, and its fuel the
+// length of that time, as an interpreter's parsing of it would be.
+type requestEcho struct{ scriptedExecutor }
+
+func (e *requestEcho) ExecuteRequest(_ context.Context, _ sandbox.Input, req sandbox.Request) (sandbox.Outcome, error) {
+	out, err := json.Marshal(req.TsUTC)
+	return sandbox.Outcome{Kind: sandbox.Completed, Output: out, FuelUsed: uint64(len(req.TsUTC))}, err
+}
+
+// TestReplayGivesEveryRunTheSameTime: a request without ts_utc gets
+// 2000-01-01T00:00:00Z on every run, not the time each run arrived (which
+// an executor given the request would see, in its output and its fuel); a
+// request with one keeps it.
+func TestReplayGivesEveryRunTheSameTime(t *testing.T) {
+	exec := oneAction(func(sandbox.EngineName) pipeline.Executor {
+		return &requestEcho{scriptedExecutor{id: "x", digest: digestA}}
+	})
+	corpus := corpusOf(`x {}`, `x {}`)
+	corpus[1].Request.TsUTC = "2026-11-27T10:00:00.5Z"
+	rep, err := Run(context.Background(), Config{Corpus: corpus, Runtimes: on(t, exec, one), Runs: 5})
+	require.NoError(t, err)
+	assert.False(t, rep.Diverged(), "%v", rep.Divergences)
+	require.Len(t, rep.Requests, 2)
+	assert.Equal(t, digestOf(t, `"2000-01-01T00:00:00Z"`), *rep.Requests[0].OutputDigest)
+	assert.Equal(t, digestOf(t, `"2026-11-27T10:00:00.5Z"`), *rep.Requests[1].OutputDigest)
+}
+
 func TestReplayErrors(t *testing.T) {
 	ctx := context.Background()
 	ok := oneAction(func(sandbox.EngineName) pipeline.Executor {

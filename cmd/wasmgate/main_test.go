@@ -236,7 +236,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no command", nil, "Usage:"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"run without module", []string{"run", "--input", "{}"}, "one of --wasm FILE, --js FILE, --package NAME@VERSION or --config FILE is required"},
+		{"run without module", []string{"run", "--input", "{}"}, "one of --wasm FILE, --js FILE, --package NAME@VERSION, --py FILE or --config FILE is required"},
 		{"wasm and js", []string{"run", "--wasm", td("echo.wasm"), "--js", "x.js", "--input", "{}"}, "--wasm and --js are exclusive"},
 		{"package without tool", []string{"run", "--package", "x@1.0.0", "--input", "{}"}, "--package needs --tool EXPORT"},
 		{"tool without js", []string{"run", "--wasm", td("echo.wasm"), "--tool", "x", "--input", "{}"}, "--tool applies to --js and --package only"},

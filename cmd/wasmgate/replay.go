@@ -25,6 +25,7 @@ const replayHelp = `Usage:
   wasmgate replay --wasm FILE --corpus REQUESTS.jsonl [flags]
   wasmgate replay --js FILE [--tool EXPORT] --corpus REQUESTS.jsonl [flags]
   wasmgate replay --package NAME@VERSION --tool EXPORT --corpus REQUESTS.jsonl [flags]
+  wasmgate replay --py FILE [--py-path DIR]... [--py-class NAME] --corpus REQUESTS.jsonl [flags]
   wasmgate replay --config FILE --corpus REQUESTS.jsonl [flags]
 
 Runs every request of the corpus --runs times on every engine of --engines,
@@ -45,8 +46,11 @@ Corpus: JSON Lines, one request per line, blank lines skipped:
   {"action":"math.sum","payload":{"numbers":[1,2]},"env":{...},"trace_id":"<UUID>","ts_utc":"<RFC 3339, UTC>"}
 payload is required; env (a JSON object: what a JS tool's factory gets, as
 HTTP env or NDJSON context.config) is optional; action is required with --config, and defaults to the
-executor's action with --wasm, --js or --package; a request without trace_id gets
-00000000-0000-4000-8000-<its line number in 12 digits>.
+executor's action with --wasm, --js, --package or --py; a request without trace_id gets
+00000000-0000-4000-8000-<its line number in 12 digits>, and one without ts_utc
+2000-01-01T00:00:00Z (the sandbox's clock), so that every run presents the same
+request: a Python executor class reads both. To replay an audit log of such an
+executor, give each request the trace_id and ts_utc its record has.
 
 Output: a summary table and every divergence; with --json, one JSON object:
   summary        {requests, runs, engines: [name], executions, agreeing, divergent,
@@ -152,7 +156,7 @@ func (e env) replay(ctx context.Context, f replayFlags) (replay.Report, error) {
 	}
 
 	// A runtime per engine, each with its own registry; the first one's
-	// problems are warned about. With --wasm, --js or --package, the first
+	// problems are warned about. With --wasm, --js, --package or --py, the first
 	// registry tells the executor's action, which requests without one
 	// default to.
 	runtimes := make([]*wg.Runtime, len(names))

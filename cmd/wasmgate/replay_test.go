@@ -491,7 +491,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no module", []string{"--corpus", good}, "one of --wasm FILE, --js FILE, --package NAME@VERSION or --config FILE is required"},
+		{"no module", []string{"--corpus", good}, "one of --wasm FILE, --js FILE, --package NAME@VERSION, --py FILE or --config FILE is required"},
 		{"both modules", []string{"--wasm", sum, "--config", td("registry.json"), "--corpus", good}, "--wasm and --config are exclusive"},
 		{"no corpus", []string{"--wasm", sum}, "--corpus REQUESTS.jsonl is required"},
 		{"zero runs", []string{"--wasm", sum, "--corpus", good, "--runs", "0"}, "--runs must be at least 1, got 0"},

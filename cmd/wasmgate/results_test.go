@@ -107,6 +107,21 @@ func TestToolDigestOnly(t *testing.T) {
 	assert.Equal(t, "the executor's message is withheld: results are digest-only", last.Payload.Message)
 	assert.NotContains(t, r.stdout+r.stderr, "PAT expired")
 	assert.NotContains(t, r.stdout+r.stderr, "reviewing PR")
+
+	// A Python tool: neither what it prints nor what it raises leaves the
+	// run.
+	r = wasmgateProcess(t, "", "tool", "run", "word-count", "--tools", tools, "--json", "--input", `{"text":"Secret words"}`, "--results", "digest-only")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines = strings.Split(strings.TrimSpace(r.stdout), "\n")
+	assert.Regexp(t, `^\{"type":"result","ts":"[^"]+","toolId":"word-count","payload":\{"output_digest":"[0-9a-f]{64}"\}\}$`, lines[len(lines)-1])
+	assert.Empty(t, r.stderr, "no print on stderr")
+	r = wasmgateProcess(t, "", "tool", "run", "word-count", "--tools", tools, "--json", "--input", `{"text":"..."}`, "--results", "digest-only")
+	require.Equal(t, 1, r.code, r.stderr)
+	lines = strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
+	assert.Equal(t, "EXECUTOR_EXCEPTION", last.Payload.Code)
+	assert.Equal(t, "the executor's message is withheld: results are digest-only", last.Payload.Message)
+	assert.NotContains(t, r.stdout+r.stderr, "no words")
 }
 
 func TestRepDigestOnly(t *testing.T) {

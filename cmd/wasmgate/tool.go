@@ -26,9 +26,12 @@ const toolHelp = `Usage:
 
 The NDJSON tool protocol v1. A tool is a directory with a manifest.json
 under DIR (default DIR: ./tools) with manifestVersion 1, id (kebab-case),
-version, name, description, runtime ("wasm", "js" or "node"), entry (its
-.wasm module or .js/.ts tool, relative to the manifest), and optionally
-requiredConfig, optionalConfig (lists of config keys), timeoutMs and tags.
+version, name, description, runtime ("wasm", "js", "node" or "python"),
+entry (its .wasm module, .js/.ts tool or .py executor, relative to the
+manifest), and optionally requiredConfig, optionalConfig (lists of config
+keys), timeoutMs and tags; a "python" tool also pythonPath (directories of
+its pure-Python dependencies, relative to the manifest) and pythonClass
+(its executor class; default: the module's execute(input)).
 Tools of runtime "node" are Node programs that read the request on stdin
 and write their own events: they run sandboxed as "wasmgate node" runs a
 program, each event checked before it is passed on.
@@ -42,8 +45,8 @@ get config as the env of factories), and writes NDJSON events
 a JS tool while it runs ({level, message, data?}), then one result (the
 tool's output itself; a value that is not an object as {"value": ...}) or
 error ({message, code, recoverable}). Diagnostics go to stderr: a Wasm
-tool's stderr, the stack of an exception, and with --verdict the
-governance verdict. It exits 0 after a result and 1 after an error event.
+tool's stderr, what a Python tool prints, the stack of an exception, and
+with --verdict the governance verdict. It exits 0 after a result and 1 after an error event.
 
 "tool run" is the runner: it sends the request on its stdin (or the one
 --input and --config make) to "tool serve-stdio" in a child process and

@@ -28,7 +28,7 @@ import (
 var protoTools = td(filepath.Join("toolproto", "tools"))
 
 // protoToolIDs are the valid tools there.
-const protoToolIDs = "bigout, chatty, fuel-out, greeter, hello-node, pat-check, slow-logger, spin, text-slug, text-stats, text-upper"
+const protoToolIDs = "bigout, chatty, fuel-out, greeter, hello-node, pat-check, slow-logger, spin, text-slug, text-stats, text-upper, word-count"
 
 // protoEvent is a ToolEvent line as a client reads it.
 type protoEvent struct {
@@ -126,6 +126,11 @@ func TestToolRunPretty(t *testing.T) {
 		{"wasm", "text-upper", `{"text":"abc"}`, "", 0, `▶ started text-upper 1.0.0
 ✔ result: {"text":"ABC"}
 `, verdict("SUCCESS", "", "upper 1.0.0")},
+		// What a Python tool prints is a diagnostic, on stderr before the
+		// verdict; its result is the output of its execute.
+		{"python", "word-count", `{"text":"The cat sat on the extraordinary mat"}`, "", 0, `▶ started word-count 1.0.0
+✔ result: {"longest":"extraordinary","words":7}
+`, "^counted 7 words\n" + strings.TrimPrefix(verdict("SUCCESS", "", "word_count 1.0.0"), "^")},
 		{"the tool's own error", "pat-check", `{"prId":42}`, `{"azdo.token":"expired-1"}`, 1, `▶ started pat-check 1.0.0
   log: reviewing PR #42
 ✖ error AUTH_FAILED: PAT expired
@@ -173,6 +178,12 @@ func TestToolRunOutcomes(t *testing.T) {
 			protoError{Code: "CONFIG_MISSING", Recoverable: true, Message: `context.config lacks the required key "greeting"`}},
 		{"a governance limit", "fuel-out", `{"input":{}}`, nil, []string{"started", "error"},
 			protoError{Code: "FUEL_EXHAUSTED", Recoverable: false, Message: "fuel exhausted"}},
+		{"a Python tool raises", "word-count", `{"input":{"text":"!?"}}`, nil, []string{"started", "error"},
+			protoError{Code: "EXECUTOR_EXCEPTION", Recoverable: true, Message: "ValueError: no words to count"}},
+		{"a Python tool's input_schema", "word-count", `{"input":{"text":["a"]}}`, nil, []string{"started", "error"},
+			protoError{Code: "INPUT_SCHEMA_INVALID", Recoverable: true, Message: "payload does not match the input schema at /text: got array, want string"}},
+		{"a Python tool's limits", "word-count", `{"input":{"text":"` + strings.Repeat("a ", 2100) + `"}}`, nil, []string{"started", "error"},
+			protoError{Code: "PAYLOAD_TOO_LARGE", Recoverable: true, Message: "payload is 4211 canonical bytes; max_payload_bytes is 4096"}},
 		{"stdin not JSON", "text-slug", `title=Hello`, nil, []string{"started", "error"},
 			protoError{Code: "INVALID_REQUEST", Message: "the request is not a JSON object"}},
 		{"config not an object", "text-slug", `{"context":{"config":"x=1"}}`, nil, []string{"started", "error"},
@@ -214,6 +225,39 @@ func TestToolRunANodeTool(t *testing.T) {
 	assert.Equal(t, 0, *recs[0].ExitCode)
 }
 
+// TestToolRunAPythonTool: a tool of runtime "python" (an executor class
+// with a dependency of its own, testdata/toolproto/tools/word-count) runs
+// as a Python executor: its manifest's started meta, its output as the
+// result, its prints on stderr, an audit record naming the executor class's
+// id and version; a second run gives the same digests. (Not always the
+// same fuel: an executor class is given the request's ts_utc, which is
+// each run's arrival time, and parsing a longer one costs more;
+// TestReplayAPythonExecutor compares fuel with the time fixed.)
+func TestToolRunAPythonTool(t *testing.T) {
+	t.Parallel()
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	for range 2 {
+		r := wasmgateProcess(t, `{"context":{"toolId":"word-count","config":{},"workspaceRoot":"/w"},"input":{"text":"Don't panic: it's only a test"}}`,
+			"tool", "run", "word-count", "--tools", protoTools, "--json", "--audit", log)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "counted 6 words\n", r.stderr)
+		evs := protoEvents(t, r.stdout, "word-count")
+		require.Equal(t, []string{"started", "result"}, eventTypes(evs))
+		assert.Equal(t, `{"meta":{"name":"Word count","version":"1.0.0","runtime":"python"}}`, string(evs[0].Payload))
+		assert.Equal(t, `{"longest":"Don't","words":6}`, string(evs[1].Payload))
+	}
+	recs := readRecords(t, log)
+	require.Len(t, recs, 2)
+	for _, rec := range recs {
+		assert.Equal(t, "word_count", rec.ExecutorID)
+		assert.Equal(t, "1.0.0", rec.ExecutorVersion)
+		assert.Equal(t, "SUCCESS", rec.Status)
+		assert.Positive(t, rec.FuelUsed)
+	}
+	assert.Equal(t, recs[0].ModuleDigest, recs[1].ModuleDigest)
+	assert.Equal(t, recs[0].OutputDigest, recs[1].OutputDigest)
+}
+
 func TestToolRunStackTraceGoesToStderr(t *testing.T) {
 	t.Parallel()
 	r := wasmgateProcess(t, `{"input":{"title":7}}`, "tool", "run", "text-slug", "--tools", protoTools, "--json")
@@ -248,7 +292,7 @@ func TestToolRunInvalidManifests(t *testing.T) {
 	for _, tt := range []struct{ tool, msg string }{
 		{"bad-version", manifest("bad-version") + ": manifestVersion: must be 1, not 2"},
 		{"Not_Kebab", manifest("Not_Kebab") + `: id: "Not_Kebab" is not kebab-case (lowercase letters and digits in words joined by "-")`},
-		{"bad-runtime", manifest("bad-runtime") + `: runtime: must be "wasm", "js" or "node", not "python"`},
+		{"bad-runtime", manifest("bad-runtime") + `: runtime: must be "wasm", "js", "node" or "python", not "dotnet"`},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
 			t.Parallel()
@@ -478,6 +522,8 @@ func TestToolServeStdio(t *testing.T) {
 		{"unknown tool", "nope", `{}`, 1, []string{"started", "error"}, "TOOL_NOT_FOUND"},
 		{"invalid manifest", "bad-runtime", `{}`, 1, []string{"started", "error"}, "TOOL_INVALID"},
 		{"a Node tool", "hello-node", `{}`, 0, []string{"started", "log", "result"}, ""},
+		{"a Python tool", "word-count", `{"input":{"text":"a b"}}`, 0, []string{"started", "result"}, ""},
+		{"a Python tool's error", "word-count", `{"input":{"text":""}}`, 1, []string{"started", "error"}, "EXECUTOR_EXCEPTION"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -33,6 +33,9 @@ const (
 	// tools are: a program that reads its request on stdin and writes its
 	// own events, run in the JS engine's Node profile (jstool.Program).
 	RuntimeNode Runtime = "node"
+	// RuntimePython: a Python executor (a module with execute(input), or
+	// an executor class), run by the sandbox's CPython.
+	RuntimePython Runtime = "python"
 )
 
 // Manifest describes a tool of the protocol (DIR/<id>/manifest.json).
@@ -44,9 +47,16 @@ type Manifest struct {
 	Description     string  `json:"description"`
 	Runtime         Runtime `json:"runtime"`
 	// Entry is the tool's code, relative to the manifest's directory: a
-	// .wasm module, a .js/.mjs/.cjs/.ts/.mts/.cts tool, or a Node tool's
-	// .js/.mjs/.cjs.
-	Entry          string   `json:"entry"`
+	// .wasm module, a .js/.mjs/.cjs/.ts/.mts/.cts tool, a Node tool's
+	// .js/.mjs/.cjs, or a Python tool's .py.
+	Entry string `json:"entry"`
+	// PythonPath, for a Python tool only, are directories of pure-Python
+	// dependencies (a site-packages), relative to the manifest's
+	// directory, that the entry imports from after its own directory.
+	PythonPath []string `json:"pythonPath,omitempty"`
+	// PythonClass, for a Python tool only, names its executor class; empty:
+	// the module's execute function, else its one executor class.
+	PythonClass    string   `json:"pythonClass,omitempty"`
 	RequiredConfig []string `json:"requiredConfig,omitempty"`
 	OptionalConfig []string `json:"optionalConfig,omitempty"`
 	// TimeoutMs is the tool's default timeout; 0 means DefaultTimeoutMs.
@@ -60,6 +70,15 @@ type Manifest struct {
 // EntryPath is the path of the tool's code.
 func (m *Manifest) EntryPath() string {
 	return filepath.Join(filepath.Dir(m.File), filepath.FromSlash(m.Entry))
+}
+
+// PythonPathDirs are the paths of a Python tool's PythonPath directories.
+func (m *Manifest) PythonPathDirs() []string {
+	var dirs []string
+	for _, p := range m.PythonPath {
+		dirs = append(dirs, filepath.Join(filepath.Dir(m.File), filepath.FromSlash(p)))
+	}
+	return dirs
 }
 
 // MissingConfig lists the requiredConfig keys that config (a JSON object, or
@@ -103,10 +122,14 @@ var (
 	semver    = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
 )
 
+// pythonName is an ASCII Python identifier, as a class is named.
+var pythonName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 var entryExtensions = map[Runtime][]string{
-	RuntimeWasm: {".wasm"},
-	RuntimeJS:   {".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"},
-	RuntimeNode: {".js", ".mjs", ".cjs"},
+	RuntimeWasm:   {".wasm"},
+	RuntimeJS:     {".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"},
+	RuntimeNode:   {".js", ".mjs", ".cjs"},
+	RuntimePython: {".py"},
 }
 
 // LoadManifest reads and checks the manifest at path. Its entry must exist.
@@ -151,11 +174,12 @@ func ParseManifest(path string, raw []byte) (*Manifest, error) {
 	m.Name = r.str("name")
 	m.Description = r.str("description")
 	if m.Runtime = Runtime(r.str("runtime")); r.err == nil && entryExtensions[m.Runtime] == nil {
-		r.fail("runtime", "must be %q, %q or %q, not %q", RuntimeWasm, RuntimeJS, RuntimeNode, m.Runtime)
+		r.fail("runtime", "must be %q, %q, %q or %q, not %q", RuntimeWasm, RuntimeJS, RuntimeNode, RuntimePython, m.Runtime)
 	}
 	if m.Entry = r.str("entry"); r.err == nil {
 		r.checkEntry(m)
 	}
+	r.python(m)
 	m.RequiredConfig = r.keys("requiredConfig", nil)
 	m.OptionalConfig = r.keys("optionalConfig", m.RequiredConfig)
 	if v, ok := r.integer("timeoutMs", false); ok {
@@ -275,6 +299,48 @@ func (r *fieldReader) checkEntry(m *Manifest) {
 		r.fail("entry", "%v", err)
 	case !fi.Mode().IsRegular():
 		r.fail("entry", "%s is not a file", m.EntryPath())
+	}
+}
+
+// python reads the fields of a Python tool: pythonPath, directories
+// relative to the manifest, and pythonClass, a class name. Other runtimes
+// may not set them, so that a manifest that means to be a Python tool but
+// names another runtime is not run as something it is not.
+func (r *fieldReader) python(m *Manifest) {
+	if r.err != nil {
+		return
+	}
+	for _, field := range []string{"pythonPath", "pythonClass"} {
+		if r.value(field) != nil && m.Runtime != RuntimePython {
+			r.fail(field, "applies to runtime %q only, not %q", RuntimePython, m.Runtime)
+			return
+		}
+	}
+	m.PythonPath = r.keys("pythonPath", nil)
+	for _, p := range m.PythonPath {
+		if r.err != nil {
+			return
+		}
+		if filepath.IsAbs(p) || strings.HasPrefix(p, "/") {
+			r.fail("pythonPath", "%q must be a path relative to the manifest's directory", p)
+			return
+		}
+		dir := filepath.Join(filepath.Dir(m.File), filepath.FromSlash(p))
+		fi, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			r.fail("pythonPath", "%s does not exist", dir)
+		case err != nil:
+			r.fail("pythonPath", "%v", err)
+		case !fi.IsDir():
+			r.fail("pythonPath", "%s is not a directory", dir)
+		}
+	}
+	if r.value("pythonClass") == nil {
+		return
+	}
+	if m.PythonClass = r.str("pythonClass"); r.err == nil && !pythonName.MatchString(m.PythonClass) {
+		r.fail("pythonClass", "%q is not a Python class name (letters, digits and _, not starting with a digit)", m.PythonClass)
 	}
 }
 

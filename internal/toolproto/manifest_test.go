@@ -56,10 +56,37 @@ func TestParseManifest(t *testing.T) {
 	assert.Equal(t, filepath.Join(dir, "fake", "tool.js"), m.EntryPath())
 }
 
+// TestParsePythonManifest: a Python tool names its entry .py, the
+// directories of its dependencies (relative to the manifest, as its entry)
+// and its executor class.
+func TestParsePythonManifest(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "fake", "site"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "shared"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fake", "count.py"), []byte("def execute(x):\n    return x\n"), 0o644))
+	path := writeTool(t, dir, "fake", `{"runtime":"python","entry":"count.py","pythonPath":["site","../shared"],"pythonClass":"WordCount"}`)
+	m, err := LoadManifest(path)
+	require.NoError(t, err)
+	assert.Equal(t, RuntimePython, m.Runtime)
+	assert.Equal(t, filepath.Join(dir, "fake", "count.py"), m.EntryPath())
+	assert.Equal(t, []string{"site", "../shared"}, m.PythonPath)
+	assert.Equal(t, []string{filepath.Join(dir, "fake", "site"), filepath.Join(dir, "shared")}, m.PythonPathDirs())
+	assert.Equal(t, "WordCount", m.PythonClass)
+
+	// Both are optional: a module with execute(input) needs neither.
+	m, err = LoadManifest(writeTool(t, dir, "fake", `{"runtime":"python","entry":"count.py"}`))
+	require.NoError(t, err)
+	assert.Empty(t, m.PythonPathDirs())
+	assert.Empty(t, m.PythonClass)
+}
+
 func TestManifestErrors(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "module.wasm"), []byte("\x00asm\x01\x00\x00\x00"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "a-dir.js"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tool.py"), []byte("def execute(x):\n    return x\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "site"), 0o755))
+	const python = `"runtime":"python","entry":"../tool.py"`
 	for _, tt := range []struct {
 		name   string
 		fields string
@@ -76,7 +103,18 @@ func TestManifestErrors(t *testing.T) {
 		{"version not semver", `{"version":"1.0"}`, "version", `"1.0" is not a semantic version X.Y.Z`},
 		{"name empty", `{"name":" "}`, "name", "must not be empty"},
 		{"description missing", `{"description":null}`, "description", "is required"},
-		{"runtime unknown", `{"runtime":"python"}`, "runtime", `must be "wasm", "js" or "node", not "python"`},
+		{"runtime unknown", `{"runtime":"dotnet"}`, "runtime", `must be "wasm", "js", "node" or "python", not "dotnet"`},
+		{"python entry not .py", `{"runtime":"python"}`, "entry", `"tool.js" does not end in .py, as a python tool's entry must`},
+		{"pythonPath of a js tool", `{"pythonPath":["../site"]}`, "pythonPath", `applies to runtime "python" only, not "js"`},
+		{"pythonClass of a wasm tool", `{"runtime":"wasm","entry":"../module.wasm","pythonClass":"Tool"}`, "pythonClass", `applies to runtime "python" only, not "wasm"`},
+		{"pythonPath not a list", `{` + python + `,"pythonPath":"../site"}`, "pythonPath", `must be a list of strings, not "../site"`},
+		{"pythonPath absolute", `{` + python + `,"pythonPath":["/usr/lib/python3/dist-packages"]}`, "pythonPath", `"/usr/lib/python3/dist-packages" must be a path relative to the manifest's directory`},
+		{"pythonPath not there", `{` + python + `,"pythonPath":["../site","../gone"]}`, "pythonPath", filepath.Join(dir, "gone") + " does not exist"},
+		{"pythonPath a file", `{` + python + `,"pythonPath":["../tool.py"]}`, "pythonPath", filepath.Join(dir, "tool.py") + " is not a directory"},
+		{"pythonClass not a name", `{` + python + `,"pythonClass":"word-count"}`, "pythonClass", `"word-count" is not a Python class name (letters, digits and _, not starting with a digit)`},
+		{"pythonClass dotted", `{` + python + `,"pythonClass":"tools.WordCount"}`, "pythonClass", `"tools.WordCount" is not a Python class name (letters, digits and _, not starting with a digit)`},
+		{"pythonClass a number", `{` + python + `,"pythonClass":7}`, "pythonClass", "must be a string, not 7"},
+		{"pythonClass empty", `{` + python + `,"pythonClass":""}`, "pythonClass", "must not be empty"},
 		{"node entry not .js", `{"runtime":"node","entry":"tool.ts"}`, "entry", `"tool.ts" does not end in .js .mjs .cjs, as a node tool's entry must`},
 		{"entry missing", `{"entry":null}`, "entry", "is required"},
 		{"entry absolute", `{"entry":"/tool.js"}`, "entry", `"/tool.js" must be a path relative to the manifest's directory`},
@@ -140,7 +178,7 @@ func TestDiscover(t *testing.T) {
 	dir := t.TempDir()
 	good := writeTool(t, dir, "fake", `{}`)
 	writeTool(t, dir, "nested/deeper/slug", `{"id":"slug"}`)
-	bad := writeTool(t, dir, "broken", `{"id":"broken","runtime":"python"}`)
+	bad := writeTool(t, dir, "broken", `{"id":"broken","runtime":"dotnet"}`)
 	dupA := writeTool(t, dir, "a/twin", `{"id":"twin"}`)
 	dupB := writeTool(t, dir, "b/twin", `{"id":"twin"}`)
 	// Never looked at: node_modules and hidden directories.
@@ -153,14 +191,14 @@ func TestDiscover(t *testing.T) {
 	require.Len(t, c.Problems(), 3)
 	assert.Equal(t, dupA+`: id: "twin" is declared by `+dupB+" too", c.Problems()[0].Error())
 	assert.Equal(t, dupB+`: id: "twin" is declared by `+dupA+" too", c.Problems()[1].Error())
-	assert.Equal(t, bad+`: runtime: must be "wasm", "js" or "node", not "python"`, c.Problems()[2].Error())
+	assert.Equal(t, bad+`: runtime: must be "wasm", "js", "node" or "python", not "dotnet"`, c.Problems()[2].Error())
 
 	m, err := c.Lookup("fake")
 	require.NoError(t, err)
 	assert.Equal(t, good, m.File)
 
 	_, err = c.Lookup("broken")
-	assert.EqualError(t, err, bad+`: runtime: must be "wasm", "js" or "node", not "python"`)
+	assert.EqualError(t, err, bad+`: runtime: must be "wasm", "js", "node" or "python", not "dotnet"`)
 	_, err = c.Lookup("twin")
 	assert.EqualError(t, err, dupA+`: id: "twin" is declared by `+dupB+" too")
 

@@ -16,6 +16,7 @@ import (
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/py"
 )
 
 // MaxRequestBytes bounds the request the tool side keeps; the rest of a
@@ -175,15 +176,20 @@ func StartedFor(m *Manifest) StartedPayload {
 }
 
 func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeout time.Duration) (Event, error) {
-	src := pipeline.ExecutorSource{Wasm: m.EntryPath()}
+	var src pipeline.ExecutorSource
 	var env json.RawMessage // a JS tool's factory gets context.config, audited as env_digest
-	if m.Runtime == RuntimeJS {
+	switch m.Runtime {
+	case RuntimeJS:
 		src = pipeline.ExecutorSource{JS: m.EntryPath()}
 		env = req.Context.Config
+	case RuntimePython:
+		src = pipeline.ExecutorSource{Python: m.EntryPath(), PythonPath: m.PythonPathDirs(), Class: m.PythonClass}
+	default:
+		src = pipeline.ExecutorSource{Wasm: m.EntryPath()}
 	}
 	var reg *pipeline.Registry
 	err := s.cfg.Runtime.UseEngine(ctx, func(ctx context.Context, engine sandbox.Engine) (err error) {
-		reg, err = pipeline.RegistryForSource(ctx, engine, src, "", sandbox.Limits{TimeoutMs: timeout.Milliseconds()}, js.Kind())
+		reg, err = pipeline.RegistryForSource(ctx, engine, src, "", sandbox.Limits{TimeoutMs: timeout.Milliseconds()}, js.Kind(), py.Kind())
 		return err
 	})
 	switch {
@@ -219,8 +225,9 @@ func (s *serving) execute(ctx context.Context, m *Manifest, req *Request, timeou
 		}
 		return s.fail(CodeInternalError, false, err.Error())
 	}
-	if m.Runtime == RuntimeWasm && res.Log != "" {
-		// A Wasm tool's stderr is what a tool's stderr is for: diagnostics.
+	if (m.Runtime == RuntimeWasm || m.Runtime == RuntimePython) && res.Log != "" {
+		// A Wasm tool's stderr, and what a Python tool prints, is what a
+		// tool's stderr is for: diagnostics.
 		s.diagnose(res.Log)
 	}
 	if thrown != nil && digestOnly {

@@ -17,6 +17,7 @@ import (
 
 	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/enginetest"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -26,7 +27,7 @@ import (
 var fixtures = filepath.Join("..", "..", "testdata", "toolproto", "tools")
 
 // fixtureIDs are the valid tools among the fixtures.
-const fixtureIDs = "bigout, chatty, fuel-out, greeter, hello-node, pat-check, slow-logger, spin, text-slug, text-stats, text-upper"
+const fixtureIDs = "bigout, chatty, fuel-out, greeter, hello-node, pat-check, slow-logger, spin, text-slug, text-stats, text-upper, word-count"
 
 // wasmTools lays out a tools directory of Wasm tools, one per fixture of
 // testdata/ named in ids (tool id → module file).
@@ -383,5 +384,36 @@ func TestErrorForMapsTheClassification(t *testing.T) {
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, errorFor(c.res, nil, time.Second), c.res.ReasonCodes, c.res.Stage)
+	}
+}
+
+// TestServePythonTool: a tool of runtime "python" (the word-count fixture,
+// an executor class with a dependency of its own) runs on every compiled
+// engine with the same result and digests; what it prints is a diagnostic
+// on stderr, what it raises an error event. (Its fuel follows the length of
+// the request's ts_utc, each run's arrival time, which an executor class
+// is given: the replay tests compare fuel across engines with the time
+// fixed.)
+func TestServePythonTool(t *testing.T) {
+	for _, name := range enginetest.JSEngines() {
+		t.Run(string(name), func(t *testing.T) {
+			s := serveWith(t, ServeConfig{ToolsDir: fixtures, ToolID: "word-count", Stdin: strings.NewReader(`{"input":{"text":"to be or not to be"}}`)},
+				wg.WithEngine(name))
+			assert.Equal(t, []EventType{EventStarted, EventResult}, s.types())
+			assert.JSONEq(t, `{"meta":{"name":"Word count","version":"1.0.0","runtime":"python"}}`, string(s.events[0].Payload))
+			assert.Equal(t, `{"longest":"not","words":6}`, string(s.terminal.Payload))
+			assert.Equal(t, "counted 6 words\n", s.stderr)
+			require.Len(t, s.records, 1)
+			r := s.records[0]
+			assert.Equal(t, "word_count", r.ExecutorID)
+			assert.Equal(t, audit.Digest([]byte(`{"longest":"not","words":6}`)), *r.OutputDigest)
+			assert.Positive(t, r.FuelUsed)
+
+			s = serveWith(t, ServeConfig{ToolsDir: fixtures, ToolID: "word-count", Stdin: strings.NewReader(`{"input":{"text":""}}`)},
+				wg.WithEngine(name))
+			p, ok := ErrorOf(s.terminal)
+			require.True(t, ok)
+			assert.Equal(t, ErrorPayload{Code: "EXECUTOR_EXCEPTION", Message: "ValueError: no words to count", Recoverable: true}, p)
+		})
 	}
 }
