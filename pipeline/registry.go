@@ -373,7 +373,12 @@ func readRegistryFile(path string) (RegistryFile, error) {
 		if err := src.check(); err != nil {
 			return RegistryFile{}, fmt.Errorf("registry %s: executor %q %v", path, id, err)
 		}
-		for _, p := range []*string{&src.Wasm, &src.JS} {
+		paths := []*string{&src.Wasm, &src.JS, &src.Python}
+		src.PythonPath = slices.Clone(src.PythonPath)
+		for i := range src.PythonPath {
+			paths = append(paths, &src.PythonPath[i])
+		}
+		for _, p := range paths {
 			if *p != "" && !filepath.IsAbs(*p) {
 				*p = filepath.Join(dir, *p)
 			}
@@ -467,7 +472,7 @@ func loadSlot(ctx context.Context, engine sandbox.Engine, id string, src Executo
 	// to say a version, and 0.0.0 satisfies no range that asks for a
 	// release (^1.0.0, >=0.1.0), only those that accept anything.
 	fallback := sandbox.Manifest{ExecutorID: id}
-	if src.JS != "" {
+	if src.JS != "" || src.Python != "" {
 		fallback.Version = "0.0.0"
 	}
 	e, err := loadSource(ctx, engine, src, fallback, kinds)
@@ -516,6 +521,8 @@ func sourceFallback(src ExecutorSource) sandbox.Manifest {
 		return ManifestFromFile("module.wasm", sandbox.Limits{})
 	case src.JS != "":
 		return ManifestFromFile(src.JS, sandbox.Limits{})
+	case src.Python != "":
+		return ManifestFromFile(src.Python, sandbox.Limits{})
 	case src.Bundle != nil && src.Manifest != nil:
 		return *src.Manifest
 	}

@@ -27,6 +27,16 @@ type ExecutorSource struct {
 	// Package is NAME@VERSION of an npm package in the tool store (added
 	// with `wasmgate tools add`).
 	Package string `json:"package,omitempty"`
+	// Python is a Python file (.py): a module with a function
+	// execute(input), or an executor class (Class). Its directory's modules
+	// and packages, and PythonPath's, are what it can import.
+	Python string `json:"python,omitempty"`
+	// PythonPath are directories of pure-Python dependencies (a
+	// site-packages) Python imports from, after the file's own directory.
+	PythonPath []string `json:"python_path,omitempty"`
+	// Class names the executor class in Python; empty: the module's
+	// function execute, else its one class with executor_id and execute.
+	Class string `json:"class,omitempty"`
 	// Tool is the export that is the tool, for JS and Package: resolved
 	// as pkg[tool], then pkg.default?.[tool], then pkg.default. Empty (JS
 	// only) means the module itself when it exports execute, else its
@@ -61,7 +71,7 @@ type ExecutorSource struct {
 // check reports a source that names no code, or more than one.
 func (s ExecutorSource) check() error {
 	n := 0
-	for _, v := range []string{s.Wasm, s.JS, s.Package} {
+	for _, v := range []string{s.Wasm, s.JS, s.Package, s.Python} {
 		if v != "" {
 			n++
 		}
@@ -74,9 +84,9 @@ func (s ExecutorSource) check() error {
 	}
 	switch {
 	case n == 0:
-		return errors.New(`names no code: set one of "wasm", "js" or "package"`)
+		return errors.New(`names no code: set one of "wasm", "js", "package" or "python"`)
 	case n > 1:
-		return errors.New(`names more than one of "wasm", "js" and "package"`)
+		return errors.New(`names more than one of "wasm", "js", "package" and "python"`)
 	case s.Package != "" && s.Tool == "":
 		return errors.New(`a "package" needs the "tool" export to run`)
 	case (s.Wasm != "" || s.Module != nil) && s.Tool != "":
@@ -85,6 +95,10 @@ func (s ExecutorSource) check() error {
 		return errors.New("a JS bundle needs its manifest")
 	case s.Bundle == nil && s.Manifest != nil:
 		return errors.New("a manifest is given for JS bundles only")
+	case s.Python != "" && s.Tool != "":
+		return errors.New(`"tool" applies to JS tools and packages only; a Python executor class is named by "class"`)
+	case s.Python == "" && (s.Class != "" || len(s.PythonPath) > 0):
+		return errors.New(`"class" and "python_path" apply to Python executors ("python") only`)
 	}
 	return nil
 }
@@ -100,6 +114,8 @@ func (s ExecutorSource) describe() string {
 		return "JS tool " + s.JS
 	case s.Bundle != nil:
 		return "JS bundle " + s.Bundle.Entry
+	case s.Python != "":
+		return "Python executor " + s.Python
 	}
 	return "package " + s.Package
 }

@@ -112,6 +112,19 @@ step "An async main() that rejects with no .catch ends it as in node: the error 
 expect 1 "$BIN" node --audit "$AUDIT" testdata/nodecli/rejected_main.js <<<'{"path":"/x"}'
 cat "$work/stderr"
 
+step "A Python executor class written to the executor contract (CPython 3.12, itself a Wasm module, from a snapshot), importing its own package and a dependency from --py-path" "$BIN run --py guests/python/wordcount/wordcount.py --py-path guests/python/wordcount/site --input '{\"text\":\"The cat sat on the mat; the cat was happy.\"}'"
+expect 0 "$BIN" run --py guests/python/wordcount/wordcount.py --py-path guests/python/wordcount/site --input '{"text":"The cat sat on the mat; the cat was happy."}' --audit "$AUDIT"
+
+step "The class's input_schema is its manifest's: a payload without \"text\" never reaches Python" "$BIN run --py guests/python/wordcount/wordcount.py --py-path guests/python/wordcount/site --input '{\"top\":2}'"
+expect 3 "$BIN" run --py guests/python/wordcount/wordcount.py --py-path guests/python/wordcount/site --input '{"top":2}'
+insist INPUT_SCHEMA_INVALID
+
+# 300 million units take a Python loop about a fifth of a second, two
+# hundred times less than its clock allows.
+step "A Python loop runs out of fuel, long before its clock" "$BIN run --py guests/python/spin.py --input '{}' --fuel 300000000 --timeout-ms 60000"
+expect 3 "$BIN" run --py guests/python/spin.py --input '{}' --fuel 300000000 --timeout-ms 60000
+insist FUEL_EXHAUSTED
+
 step "A TypeScript toolscript calling two registered executors, type-checked by TypeScript 7 against the actions' schemas, each call audited" "$BIN script testdata/scripts/combine.ts --config testdata/registry.json"
 expect 0 "$BIN" script testdata/scripts/combine.ts --config testdata/registry.json --audit "$AUDIT"
 

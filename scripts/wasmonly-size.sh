@@ -3,8 +3,9 @@
 # Wasm executor (no executor kind given), and prints its binary's size as
 # built by default and stripped (-trimpath -ldflags="-s -w"), one
 # "NAME BYTES" line each, for docs/BENCHMARKS.md. Fails when the root
-# package links the JavaScript kind (esbuild, jstool, the QuickJS host), or
-# when the program does not run.
+# package links the JavaScript kind (esbuild, jstool, the QuickJS host) or
+# the Python kind (internal/pyhost, which embeds the 13 MB CPython module),
+# or when the program does not run.
 #
 #   scripts/wasmonly-size.sh
 set -euo pipefail
@@ -13,6 +14,11 @@ GO=${GO:-go}
 
 if linked=$("$GO" list -deps . | grep -E 'evanw/esbuild|wasmgate/jstool|wasmgate/internal/jshost|wasmgate/js$'); then
 	echo "wasmonly-size: the root package links the JavaScript kind:" >&2
+	echo "$linked" >&2
+	exit 1
+fi
+if linked=$("$GO" list -deps . | grep -E 'wasmgate/internal/pyhost'); then
+	echo "wasmonly-size: the root package links the Python kind (CPython):" >&2
 	echo "$linked" >&2
 	exit 1
 fi

@@ -167,8 +167,8 @@ func TestPythonLimits(t *testing.T) {
 		stdout string
 		codes  []string
 	}{
-		// 2 billion units: under a second of the fastest loop measured,
-		// a five-hundredth of the default clock.
+		// 2 billion units: about a second of the fastest loop measured,
+		// far within the default clock (1,250 s).
 		{"fuel", spin, "", []string{"--fuel", "2000000000"}, "wasmgate python: the program ran out of fuel (--fuel 2000000000)\n", "before\n", []string{"LIMIT_EXCEEDED", "FUEL_EXHAUSTED"}},
 		// The fuel is beyond reach: over 300 times what the fastest loop
 		// measured (2.6 billion units a second) burns in the 3 s, and the

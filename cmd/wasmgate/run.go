@@ -37,7 +37,7 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	var f runFlags
 	f.src.register(fs, "run")
 	f.src.raiseMemory = "--memory-pages"
-	fs.StringVar(&f.action, "action", "", "action name (default: the executor id with --wasm, --js or --package)")
+	fs.StringVar(&f.action, "action", "", "action name (default: the executor id with --wasm, --js, --package or --py)")
 	fs.StringVar(&f.input, "input", "", "payload as JSON text")
 	fs.StringVar(&f.inputFile, "input-file", "", "read the payload from this file")
 	fs.StringVar(&f.audit, "audit", "", "append the audit record to this JSON Lines file")
@@ -65,7 +65,7 @@ func (e env) runCmd(ctx context.Context, args []string) int {
 	}
 	var res pipeline.ActionResult
 	if f.nats.set() {
-		if err := notWith(fs, "wasm", "js", "package", "tool", "tools-dir", "config", "audit", "engine", "timeout-ms", "memory-pages",
+		if err := notWith(fs, "wasm", "js", "package", "py", "py-path", "py-class", "tool", "tools-dir", "config", "audit", "engine", "timeout-ms", "memory-pages",
 			"max-payload-bytes", "fuel", "max-depth", "max-list-items", "max-output-bytes"); err != nil {
 			return e.fail("run", err)
 		}
@@ -251,10 +251,27 @@ func cacheDir(flag string) string {
 	return dir
 }
 
+// pathsFlag is a repeatable flag of directories.
+type pathsFlag []string
+
+func (p *pathsFlag) String() string { return strings.Join(*p, ",") }
+
+func (p *pathsFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("want a directory")
+	}
+	*p = append(*p, s)
+	return nil
+}
+
 // sourceFlags say where the executors of a command come from: one executor
 // (--wasm, --js or --package, with --tool) or a registry file (--config).
 type sourceFlags struct {
 	wasm, js, pkg, tool, toolsDir, config string
+	// py, pyPath and pyClass name a Python executor: its file, the
+	// directories of its dependencies, its executor class.
+	py, pyClass string
+	pyPath      pathsFlag
 	// raiseMemory is the command's flag that raises a single executor's
 	// memory limit, if it has one, for the message of a JS tool that runs
 	// out of memory while loading.
@@ -266,6 +283,9 @@ func (f *sourceFlags) register(fs *flag.FlagSet, verb string) {
 	fs.StringVar(&f.js, "js", "", "JavaScript or TypeScript tool (.js .mjs .cjs .ts .mts .cts) to "+verb)
 	fs.StringVar(&f.pkg, "package", "", "npm package NAME@VERSION whose tool to "+verb+" (added to the tool store if missing; needs --tool)")
 	fs.StringVar(&f.tool, "tool", "", "the tool's export, with --js or --package (default with --js: the module's execute, else its default export)")
+	fs.StringVar(&f.py, "py", "", "Python executor (.py) to "+verb+": a module with execute(input), or an executor class (--py-class)")
+	fs.Var(&f.pyPath, "py-path", "a directory of pure-Python dependencies (a site-packages) --py imports from, after its own directory (repeatable)")
+	fs.StringVar(&f.pyClass, "py-class", "", "the executor class of --py (default: its function execute, else its one class with executor_id and execute)")
 	fs.StringVar(&f.toolsDir, "tools-dir", "", "tool store for --package (default: $WASMGATE_TOOLS_DIR, else the user cache directory)")
 	fs.StringVar(&f.config, "config", "", "registry configuration (JSON) mapping actions to executors")
 }
@@ -277,20 +297,22 @@ func (f sourceFlags) single() bool { return f.config == "" }
 // check insists on exactly one source.
 func (f sourceFlags) check() error {
 	var set []string
-	for _, s := range []struct{ name, v string }{{"--wasm", f.wasm}, {"--js", f.js}, {"--package", f.pkg}, {"--config", f.config}} {
+	for _, s := range []struct{ name, v string }{{"--wasm", f.wasm}, {"--js", f.js}, {"--package", f.pkg}, {"--py", f.py}, {"--config", f.config}} {
 		if s.v != "" {
 			set = append(set, s.name)
 		}
 	}
 	switch {
 	case len(set) == 0:
-		return usagef("one of --wasm FILE, --js FILE, --package NAME@VERSION or --config FILE is required")
+		return usagef("one of --wasm FILE, --js FILE, --package NAME@VERSION, --py FILE or --config FILE is required")
 	case len(set) > 1:
 		return usagef("%s are exclusive", strings.Join(set, " and "))
 	case f.pkg != "" && f.tool == "":
 		return usagef("--package needs --tool EXPORT")
 	case f.tool != "" && f.js == "" && f.pkg == "":
 		return usagef("--tool applies to --js and --package only")
+	case f.py == "" && (f.pyClass != "" || len(f.pyPath) > 0):
+		return usagef("--py-class and --py-path apply to --py only")
 	}
 	return nil
 }
@@ -302,6 +324,8 @@ func (f sourceFlags) flagName() string {
 		return "--wasm"
 	case f.js != "":
 		return "--js"
+	case f.py != "":
+		return "--py"
 	}
 	return "--package"
 }
@@ -324,7 +348,8 @@ func (e env) loadRegistry(ctx context.Context, engine sandbox.Engine, f sourceFl
 				return nil, err
 			}
 		}
-		src := pipeline.ExecutorSource{Wasm: f.wasm, JS: f.js, Package: f.pkg, Tool: f.tool, ToolsDir: f.store().Dir}
+		src := pipeline.ExecutorSource{Wasm: f.wasm, JS: f.js, Package: f.pkg, Tool: f.tool, ToolsDir: f.store().Dir,
+			Python: f.py, PythonPath: f.pyPath, Class: f.pyClass}
 		// limits are the command's flags, which loading a JS tool takes
 		// its memory from as its calls do.
 		src.RaiseMemory = f.raiseMemory

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -19,6 +20,7 @@ import (
 	"github.com/wasmgate/wasmgate/js"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
+	"github.com/wasmgate/wasmgate/py"
 )
 
 // RegistryFormat names the format of the registry document Publish puts in
@@ -50,8 +52,10 @@ type Published struct {
 
 // PublishedExecutor is one executor's artifact as Publish stored it.
 type PublishedExecutor struct {
-	// Kind is "wasm" (the module's bytes) or "js" (a JS tool artifact: its
-	// bundled source, export and manifest as canonical JSON).
+	// Kind is "wasm" (the module's bytes), "js" (a JS tool artifact: its
+	// bundled source, export and manifest as canonical JSON) or "python" (a
+	// Python executor's tree, entry, class and sidecar manifest as
+	// canonical JSON).
 	Kind string
 	// Digest is the BLAKE3 digest of the artifact, and its object's name
 	// in ModulesBucket.
@@ -65,8 +69,9 @@ type PublishedExecutor struct {
 
 // Artifact kinds, as the registry document names them.
 const (
-	kindWasm = "wasm"
-	kindJS   = "js"
+	kindWasm   = "wasm"
+	kindJS     = "js"
+	kindPython = "python"
 )
 
 // registryDoc is the published registry document.
@@ -79,20 +84,26 @@ type registryDoc struct {
 // artifactRef names an executor's artifact: exactly one of the fields, a
 // digest.
 type artifactRef struct {
-	Wasm string `json:"wasm,omitempty"`
-	JS   string `json:"js,omitempty"`
+	Wasm   string `json:"wasm,omitempty"`
+	JS     string `json:"js,omitempty"`
+	Python string `json:"python,omitempty"`
 }
 
 func (a artifactRef) kindDigest() (kind, digest string, err error) {
-	switch {
-	case a.Wasm != "" && a.JS != "":
-		return "", "", errors.New(`names both "wasm" and "js"`)
-	case a.Wasm != "":
-		return kindWasm, a.Wasm, nil
-	case a.JS != "":
-		return kindJS, a.JS, nil
+	var kinds []string
+	for _, k := range []struct{ kind, digest string }{{kindWasm, a.Wasm}, {kindJS, a.JS}, {kindPython, a.Python}} {
+		if k.digest != "" {
+			kind, digest = k.kind, k.digest
+			kinds = append(kinds, fmt.Sprintf("%q", k.kind))
+		}
 	}
-	return "", "", errors.New(`names no artifact: want "wasm" or "js"`)
+	switch len(kinds) {
+	case 0:
+		return "", "", errors.New(`names no artifact: want "wasm", "js" or "python"`)
+	case 1:
+		return kind, digest, nil
+	}
+	return "", "", fmt.Errorf("names %s: want one", strings.Join(kinds, " and "))
 }
 
 // routeDoc is a pipeline.Route as the document keeps it: capabilities
@@ -222,9 +233,12 @@ func publish(ctx context.Context, c *Conn, configPath string, store jstool.Store
 			return Published{}, fmt.Errorf("publish: executor %q: object %s in %s: %w", id, digest, c.Names.ModulesBucket(), err)
 		}
 		out.Executors[id] = PublishedExecutor{Kind: a.kind, Digest: digest, Size: len(a.bytes), Uploaded: uploaded}
-		if a.kind == kindWasm {
+		switch a.kind {
+		case kindWasm:
 			doc.Executors[id] = artifactRef{Wasm: digest}
-		} else {
+		case kindPython:
+			doc.Executors[id] = artifactRef{Python: digest}
+		default:
 			doc.Executors[id] = artifactRef{JS: digest}
 		}
 	}
@@ -254,6 +268,13 @@ func artifactOf(src pipeline.ExecutorSource, id, configDir string) (kind string,
 			return "", nil, fmt.Errorf("module: %w", err)
 		}
 		return kindWasm, b, nil
+	}
+	if src.Python != "" {
+		b, err := pythonArtifactOf(src)
+		if err != nil {
+			return "", nil, err
+		}
+		return kindPython, b, nil
 	}
 	// The executor id alone is the manifest of a tool that carries none,
 	// as in pipeline.LoadRegistry.
@@ -385,7 +406,7 @@ func loadPublished(ctx context.Context, c *Conn, engine sandbox.Engine, cacheDir
 		return nil, Revision{}, fmt.Errorf("registry revision %d: object store %s: %w", rev.KV, c.Names.ModulesBucket(), err)
 	}
 	f := artifactFetcher{obs: obs, bucket: c.Names.ModulesBucket(), cacheDir: cacheDir}
-	r := pipeline.NewRegistry(js.Kind())
+	r := pipeline.NewRegistry(js.Kind(), py.Kind())
 	for _, id := range registryKeys(doc.Executors) {
 		kind, digest, err := doc.Executors[id].kindDigest()
 		if err != nil {
@@ -402,10 +423,12 @@ func loadPublished(ctx context.Context, c *Conn, engine sandbox.Engine, cacheDir
 			return nil, Revision{}, fmt.Errorf("registry revision %d: executor %q: %w", rev.KV, id, err)
 		default:
 			var src pipeline.ExecutorSource
-			if src, err = sourceOf(kind, digest, b); err != nil {
+			var done func()
+			if src, done, err = sourceOf(kind, digest, b); err != nil {
 				err = r.AddUnadmitted(id, err)
 			} else {
 				err = r.AddSource(ctx, engine, id, src)
+				done()
 			}
 		}
 		if err != nil {
@@ -420,25 +443,30 @@ func loadPublished(ctx context.Context, c *Conn, engine sandbox.Engine, cacheDir
 	return r, rev, nil
 }
 
-// sourceOf is the executor source of a verified artifact.
-func sourceOf(kind, digest string, b []byte) (pipeline.ExecutorSource, error) {
-	if kind == kindWasm {
-		return pipeline.ExecutorSource{Module: b}, nil
+// sourceOf is the executor source of a verified artifact, and what to call
+// once it is loaded (a Python tree is laid out in a directory of its own
+// for the load, and removed after).
+func sourceOf(kind, digest string, b []byte) (pipeline.ExecutorSource, func(), error) {
+	switch kind {
+	case kindWasm:
+		return pipeline.ExecutorSource{Module: b}, func() {}, nil
+	case kindPython:
+		return pythonSourceOf(digest, b)
 	}
 	var a jsArtifact
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return pipeline.ExecutorSource{}, fmt.Errorf("JS tool artifact %s: %w", digest, err)
+		return pipeline.ExecutorSource{}, nil, fmt.Errorf("JS tool artifact %s: %w", digest, err)
 	}
 	if err := a.Manifest.Limits.Validate(); err != nil {
-		return pipeline.ExecutorSource{}, fmt.Errorf("JS tool artifact %s: manifest: %w", digest, err)
+		return pipeline.ExecutorSource{}, nil, fmt.Errorf("JS tool artifact %s: manifest: %w", digest, err)
 	}
 	return pipeline.ExecutorSource{
 		Bundle:   &pipeline.Bundle{Source: []byte(a.Source), Entry: a.Entry},
 		Manifest: &a.Manifest,
 		Tool:     a.Export,
-	}, nil
+	}, func() {}, nil
 }
 
 // artifactRefused is an artifact that must not be run: its bytes do not

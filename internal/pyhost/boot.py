@@ -208,6 +208,10 @@ def _wg_load(cfg):
             # run: on stderr, as the exception alone, with exit status 1.
             import traceback
             return {"code": None, "error": "".join(traceback.format_exception_only(e))}, None
+    if cfg["module"] in sys.modules:
+        raise _WgRefused(
+            "%s.py has the name of the module %s, which the interpreter has imported already: rename the file"
+            % (cfg["module"], cfg["module"]))
     mod = importlib.import_module(cfg["module"])
     cls_name = cfg["class"]
     if not cls_name:
@@ -235,7 +239,18 @@ def _wg_load(cfg):
     return {"fn": fn, "req": True}, _wg_manifest_of(inst)
 
 
+def _wg_fresh():
+    # The random module was seeded when it was imported, before the
+    # snapshot: every call would draw the same numbers. Seed it again from
+    # the call's own stream, which the host derives from the call's input,
+    # as os.urandom and uuid.uuid4 read it.
+    r = sys.modules.get("random")
+    if r is not None and hasattr(r, "seed"):
+        r.seed(os.urandom(32))
+
+
 def _wg_call():
+    _wg_fresh()
     data = _wg_read_all()
     saved = sys.stdout
     sys.stdout = sys.stderr
@@ -288,6 +303,7 @@ class _WgMainSource:
 def _wg_main():
     import types
 
+    _wg_fresh()
     n = int(_wg_read_exactly(10))
     argv = json.loads(_wg_read_exactly(n))
     sys.argv[:] = argv
@@ -354,7 +370,8 @@ try:
     }
 except BaseException as e:
     _wg_flush()
-    _wg_write(1, b"wasmgate-python-refused " + _wg_describe(e).encode("utf-8", "backslashreplace"))
+    _msg = str(e) if isinstance(e, _WgRefused) else _wg_describe(e)
+    _wg_write(1, b"wasmgate-python-refused " + _msg.encode("utf-8", "backslashreplace"))
     os._exit(3)
 del _WG
 _wg_flush()

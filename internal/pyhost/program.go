@@ -30,19 +30,22 @@ const PythonVersion = "3.12.0"
 // machine) and runs in 200 pages, 178 of them the snapshot it starts from;
 // a list of a million ints and a dict of 100,000 strings take 48 to 64 MiB,
 // as in python3. The defaults give fuel 17 times the first and memory four
-// times the second. Fuel, not the clock, ends runaway code, so that a
+// times the second: a program may do more than an executor's call
+// (DefaultLimits). Fuel, not the clock, ends runaway code, so that a
 // verdict does not depend on the machine's load: the fastest-burning code
 // measured (a bare loop, 2.6 billion units a second on wasmtime) spends
-// the fuel in about 40 s, and the clock is a backstop at ten times what
-// the fuel lasts at the slowest rate measured (JSON work on wazero under
-// load, 1 billion a second).
+// the fuel in about 40 s, and the clock comes at the executors' rate
+// (fuelPerMs), 25 times later than that.
 var programLimits = sandbox.Limits{
-	TimeoutMs:       1_000_000,
-	Fuel:            100_000_000_000,
+	TimeoutMs:       programFuel / fuelPerMs,
+	Fuel:            programFuel,
 	MemoryPages:     4096,
 	MaxPayloadBytes: 10 << 20,
 	MaxOutputBytes:  10 << 20,
 }
+
+// programFuel is a program's default fuel.
+const programFuel = 100_000_000_000
 
 // ProgramLimits returns a program's limits where the request and the
 // manifest set none: fuel, time and memory bound the run, MaxPayloadBytes

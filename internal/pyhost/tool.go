@@ -18,9 +18,9 @@ type Tool struct {
 	entry    entry
 	digest   string
 	manifest sandbox.Manifest
-	// declared is what the executor class says of itself (its attributes),
-	// nil for a function.
-	declared *sandbox.Manifest
+	// declared is what the executor class says of itself (its attributes,
+	// as manifest JSON), nil for a function.
+	declared []byte
 	// request: the code is an executor class, whose execute gets the whole
 	// request.
 	request  bool
@@ -61,11 +61,7 @@ func Load(ctx context.Context, engine sandbox.Engine, c Code, lim sandbox.Limits
 	}
 	t := &Tool{reactor: r, snap: snap, entry: e, digest: digest, loadFuel: out.FuelUsed, loadOut: out}
 	if len(e.Manifest) > 0 && string(e.Manifest) != "null" {
-		var m sandbox.Manifest
-		if err := json.Unmarshal(e.Manifest, &m); err != nil {
-			return nil, &LoadError{Msg: fmt.Sprintf("the executor class's attributes are not a manifest: %v", err)}
-		}
-		t.declared, t.request = &m, true
+		t.declared, t.request = e.Manifest, true
 	}
 	return t, nil
 }
@@ -78,9 +74,9 @@ func (e *OutcomeError) Error() string {
 	return fmt.Sprintf("loading the Python code stopped: %s (%s)", e.Outcome.Kind, e.Outcome.Message)
 }
 
-// Declared is the manifest the executor class declares by its attributes,
-// nil for a function executor.
-func (t *Tool) Declared() *sandbox.Manifest { return t.declared }
+// Declared is the manifest (JSON) the executor class declares by its
+// attributes, nil for a function executor.
+func (t *Tool) Declared() []byte { return t.declared }
 
 // ModuleDigest identifies the executor (Digest).
 func (t *Tool) ModuleDigest() string { return t.digest }
@@ -91,18 +87,10 @@ func (t *Tool) LoadFuel() uint64 { return t.loadFuel }
 // SnapshotBytes is the size of the memory every call starts from.
 func (t *Tool) SnapshotBytes() int { return t.snap.MemoryBytes() }
 
-// Request is what an executor class's execute(req) gets beside the
-// payload.
-type Request struct {
-	Action  string `json:"action"`
-	TraceID string `json:"trace_id"`
-	TsUTC   string `json:"ts_utc"`
-}
-
 // Run calls the code once on in (canonical JSON; for a program, its
 // arguments and stdin as ProgramInput lays them out), with req for an
 // executor class.
-func (t *Tool) Run(ctx context.Context, in sandbox.Input, req Request) (sandbox.Outcome, error) {
+func (t *Tool) Run(ctx context.Context, in sandbox.Input, req sandbox.Request) (sandbox.Outcome, error) {
 	if t.request {
 		head, err := json.Marshal(req)
 		if err != nil {
@@ -135,3 +123,20 @@ func ProgramInput(argv []string, stdin []byte) ([]byte, error) {
 func LoadLimits() sandbox.Limits {
 	return sandbox.Limits{TimeoutMs: 120_000, Fuel: 400_000_000_000, MemoryPages: 8192, MaxOutputBytes: 1 << 20}
 }
+
+// DefaultLimits are a Python executor's limits where its route, manifest
+// and caller set none: sandbox.DefaultLimits() but for fuel, time and
+// memory, which CPython needs more of (docs/PYTHON.md has the measures).
+func DefaultLimits() sandbox.Limits {
+	d := sandbox.DefaultLimits().WithFuelPerMs(fuelPerMs)
+	d.Fuel, d.TimeoutMs, d.MemoryPages = defaultFuel, defaultTimeoutMs, defaultMemoryPages
+	return d
+}
+
+const (
+	defaultFuel      = 20_000_000_000
+	defaultTimeoutMs = 250_000
+	fuelPerMs        = defaultFuel / defaultTimeoutMs
+	// defaultMemoryPages (128 MiB).
+	defaultMemoryPages = 2048
+)

@@ -165,6 +165,15 @@ type Input struct {
 	Limits Limits
 }
 
+// Request is what an executor that takes the whole request (a Python
+// executor class) gets beside its Input: the action, trace id and time of
+// the request it runs for.
+type Request struct {
+	Action  string `json:"action"`
+	TraceID string `json:"trace_id"`
+	TsUTC   string `json:"ts_utc"`
+}
+
 // NewEngine returns the configured engine.
 func NewEngine(ctx context.Context, cfg Config) (Engine, error) {
 	if cfg.cacheDir != "" {
