@@ -62,6 +62,7 @@ Usage:
   wasmgate script FILE.ts [--config FILE] [--audit FILE]                type-check and run a TypeScript toolscript calling registered actions
   wasmgate types --config FILE [--out DIR]                              write TypeScript declarations of a registry's tools for toolscripts
   wasmgate node [--audit FILE] [flags] FILE [ARGS...]                   run a Node program as node would, sandboxed (stdin, stdout, exit status)
+  wasmgate python [--audit FILE] [flags] FILE [ARGS...]                 run a Python program as python3 would, sandboxed (stdin, stdout, exit status)
   wasmgate inspect FILE                                                 show profile, imports, exports, manifest, digest
   wasmgate pack --manifest M.json IN.wasm -o OUT.wasm                   embed a manifest in a module
   wasmgate audit verify FILE | --nats URL                               check an audit log's hash chain; name attempts without a verdict
@@ -123,6 +124,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.scriptCmd(ctx, rest)
 	case "node":
 		return e.nodeCmd(ctx, rest)
+	case "python":
+		return e.pythonCmd(ctx, rest)
 	case "worker":
 		return e.workerCmd(ctx, rest)
 	case "publish":

@@ -45,6 +45,12 @@ type Session struct {
 	stderr          []byte
 	stderrTruncated bool
 
+	// streamOut and streamErr, when set (SetStreams), receive fd 1 and 2
+	// as the guest writes them; streamedErr counts stderr's bytes, which
+	// the stdout bound then bounds too.
+	streamOut, streamErr io.Writer
+	streamedErr          int
+
 	// random is the random_get stream, made on first use: most guests never
 	// ask, and a keyed BLAKE3 hasher is not free.
 	random      io.Reader
@@ -104,6 +110,23 @@ func (s *Session) SetPause(pause func(clock uint32) bool) { s.pause = pause }
 // as a prompt; the Python kind sets it on every session.
 func (s *Session) SetStreamsArePipes() { s.wasi.filetype = filetypeUnknown }
 
+// SetStreams makes what the guest writes to stdout and stderr reach w and
+// e as it writes it (nil: discarded), for a program whose caller shows its
+// output while it runs. Stdout is kept as before. Stderr is then bounded
+// like stdout, by the session's output bound (ErrOutputTooLarge past it),
+// rather than cut at StderrLimit: it is the program's own stream, not a
+// diagnostic buffer. A writer's failure (a closed pipe) does not stop the
+// guest: its bytes count as written.
+func (s *Session) SetStreams(w, e io.Writer) {
+	if w == nil {
+		w = io.Discard
+	}
+	if e == nil {
+		e = io.Discard
+	}
+	s.streamOut, s.streamErr = w, e
+}
+
 // SetFuelCharge attaches the execution's fuel budget: charge takes n units
 // from it and reports whether it could. The runtime calls it before the
 // guest runs, with its meter.
@@ -158,8 +181,14 @@ func (s *Session) consumeStdin(n int) { s.stdinPos += n }
 // stdoutRoom is how many more bytes stdout accepts.
 func (s *Session) stdoutRoom() int { return max(s.maxStdout-len(s.stdout), 0) }
 
-// stderrRoom is how many more bytes stderr keeps before it truncates.
-func (s *Session) stderrRoom() int { return StderrLimit - len(s.stderr) }
+// stderrRoom is how many more bytes stderr keeps before it truncates, or
+// accepts when it is streamed.
+func (s *Session) stderrRoom() int {
+	if s.streamErr != nil {
+		return max(s.maxStdout-s.streamedErr, 0)
+	}
+	return StderrLimit - len(s.stderr)
+}
 
 // WriteStdout appends to stdout, failing with ErrOutputTooLarge once the
 // bound would be crossed.
@@ -168,6 +197,24 @@ func (s *Session) WriteStdout(p []byte) error {
 		return ErrOutputTooLarge
 	}
 	s.stdout = append(s.stdout, p...)
+	if s.streamOut != nil {
+		_, _ = s.streamOut.Write(p)
+	}
+	return nil
+}
+
+// streamStderr writes p to the stderr stream SetStreams gave, failing with
+// ErrOutputTooLarge once the output bound would be crossed; without a
+// stream it does nothing.
+func (s *Session) streamStderr(p []byte) error {
+	if s.streamErr == nil {
+		return nil
+	}
+	if s.streamedErr+len(p) > s.maxStdout {
+		return ErrOutputTooLarge
+	}
+	s.streamedErr += len(p)
+	_, _ = s.streamErr.Write(p)
 	return nil
 }
 

@@ -232,6 +232,9 @@ func fdWrite(ctx context.Context, mem Memory, stack []uint64) errno {
 		buf, n := binary.LittleEndian.Uint32(vec[i:]), binary.LittleEndian.Uint32(vec[i+4:])
 		b, _ := memSpan(mem, buf, uint64(n))
 		if e.stream == streamStderr {
+			if err := s.streamStderr(b); err != nil {
+				panic(err) // as for stdout, below
+			}
 			s.WriteStderr(b)
 			continue
 		}

@@ -257,6 +257,29 @@ func TestWASIFdWriteStderrTruncates(t *testing.T) {
 	assert.Empty(t, e.s.Stdout())
 }
 
+// TestWASIFdWriteStreams: with SetStreams, each write reaches its writer
+// as it is made; stderr is bounded by the output bound, not StderrLimit,
+// and a write past it stops the guest without reaching the writer.
+func TestWASIFdWriteStreams(t *testing.T) {
+	e := newWASIEnv(t, "", StderrLimit+10)
+	var out, errs bytes.Buffer
+	e.s.SetStreams(&out, &errs)
+	e.put(1000, []byte("out"))
+	e.iovecs(16, 1000, 3)
+	require.Equal(t, errnoSuccess, e.call("fd_write", 1, 16, 1, 8))
+	assert.Equal(t, "out", out.String(), "written through at once")
+	assert.Equal(t, []byte("out"), e.s.Stdout(), "and kept")
+
+	e.put(0, bytes.Repeat([]byte{'e'}, StderrLimit+10))
+	e.iovecs(StderrLimit+100, 0, StderrLimit+10)
+	require.Equal(t, errnoSuccess, e.call("fd_write", 2, StderrLimit+100, 1, StderrLimit+200))
+	assert.Equal(t, StderrLimit+10, errs.Len(), "stderr is not cut at StderrLimit")
+	e.iovecs(StderrLimit+100, 0, 1)
+	assert.PanicsWithValue(t, ErrOutputTooLarge, func() { e.call("fd_write", 2, StderrLimit+100, 1, StderrLimit+200) })
+	assert.Equal(t, StderrLimit+10, errs.Len(), "the write past the bound is not passed on")
+	assert.Equal(t, "out", out.String(), "the streams stay apart")
+}
+
 func TestWASIFdReadStdinToEOF(t *testing.T) {
 	e := newWASIEnv(t, "hello, world", 100)
 

@@ -216,7 +216,13 @@ def _wg_load(cfg):
     files = _wg_install(cfg)
     if cfg["mode"] == "program":
         src = files[cfg["main"]]
-        return {"code": compile(src, cfg["main"], "exec", dont_inherit=True)}, None
+        try:
+            return {"code": compile(src, cfg["main"], "exec", dont_inherit=True), "source": src}, None
+        except (SyntaxError, ValueError) as e:
+            # python3 reports a program that does not compile when it is
+            # run: on stderr, as the exception alone, with exit status 1.
+            import traceback
+            return {"code": None, "error": "".join(traceback.format_exception_only(e))}, None
     if cfg["module"] in sys.modules:
         raise _WgRefused(
             "%s.py has the name of the module %s, which the interpreter has imported already: rename the file"
@@ -301,6 +307,18 @@ def _wg_flush():
             pass
 
 
+class _WgMainSource:
+    """The __loader__ of a program's __main__: what linecache asks for the
+    program's source, which is in no file the interpreter can open."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def get_source(self, fullname):
+        import importlib.util
+        return importlib.util.decode_source(self.source)
+
+
 def _wg_main():
     import types
 
@@ -308,9 +326,14 @@ def _wg_main():
     n = int(_wg_read_exactly(10))
     argv = json.loads(_wg_read_exactly(n))
     sys.argv[:] = argv
+    if _WG_TARGET["code"] is None:
+        _wg_write(2, _WG_TARGET["error"].encode("utf-8", "backslashreplace"))
+        os._exit(1)
     main = types.ModuleType("__main__")
     main.__file__ = argv[0]
     main.__builtins__ = __builtins__
+    # Tracebacks quote the program's lines, as python3's read from its file.
+    main.__loader__ = _WgMainSource(_WG_TARGET["source"])
     sys.modules["__main__"] = main
     code = 0
     try:
@@ -327,13 +350,29 @@ def _wg_main():
             except BaseException:
                 pass
             code = 1
-    except BaseException:
-        import traceback
+    except BaseException as e:
+        # As python3 reports it: through sys.excepthook, the traceback
+        # from the program's own frame (this function's left out). The
+        # default hook quotes only lines of files it can open, which the
+        # program's are not: the traceback module, which python3's hook
+        # matches, reads them through the modules' loaders.
         try:
-            traceback.print_exc()
+            tb = e.__traceback__.tb_next
+            e = e.with_traceback(tb)
+            if sys.excepthook is sys.__excepthook__:
+                import traceback
+                traceback.print_exception(e)
+            else:
+                sys.excepthook(type(e), e, tb)
         except BaseException:
             pass
         code = 1
+    # As python3 ends: the program's atexit functions, then the streams.
+    try:
+        import atexit
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
     _wg_flush()
     os._exit(code)
 

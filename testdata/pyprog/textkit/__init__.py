@@ -1,0 +1,5 @@
+import unicodedata
+
+
+def normalize(text):
+    return unicodedata.normalize("NFKC", text).casefold()
