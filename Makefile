@@ -208,7 +208,7 @@ bench-warmstart: engine
 .PHONY: bench-python
 bench-python: engine
 	$(GO) run ./bench/pystart
-	$(GO) run ./bench/fuelratio -set python -rounds 5
+	$(GO) run ./bench/fuelratio -set python -rounds 5 -benchtime 2s
 	$(GO) test -run '^$$' -bench BenchmarkTrivialCall -benchtime 2s -count 1 .
 
 # `wasmgate serve` with a durable audit log vs without an audit file, 8
