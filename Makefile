@@ -6,7 +6,7 @@ BIN     := bin/wasmgate
 PKGS    := ./...
 
 .PHONY: bench-cluster demo-cluster
-.PHONY: all build build-wasmtime engine testdata-js compat test test-short test-wasmtime check demo bench bench-detail bench-fuel-ratio bench-js bench-fuel bench-fuel-loaded bench-wasmtime loadtest guests clean
+.PHONY: all build build-wasmtime engine testdata-js compat test test-short test-wasmtime check demo bench bench-detail bench-fuel-ratio bench-js bench-python bench-fuel bench-fuel-loaded bench-wasmtime loadtest guests clean
 
 all: build
 
@@ -207,6 +207,17 @@ bench-js: engine
 .PHONY: bench-warmstart
 bench-warmstart: engine
 	$(GO) run ./bench/warmstart
+
+# Python (issue 26; see docs/BENCHMARKS.md): a warm `wasmgate run --py` vs
+# `python3` running the same tool, whole processes in interleaved rounds,
+# after the cold first run and what each part of the cache saves; the fuel
+# on a CPython loop, instrumented vs plain; a trivial call of each kind
+# through Runtime.Execute (p50-ms, allocations).
+.PHONY: bench-python
+bench-python: engine
+	$(GO) run ./bench/pystart
+	$(GO) run ./bench/fuelratio -set python -rounds 5 -benchtime 2s
+	$(GO) test -run '^$$' -bench BenchmarkTrivialCall -benchtime 2s -count 1 .
 
 # `wasmgate serve` with a durable audit log vs without an audit file, 8
 # clients calling math.sum, in interleaved rounds (issue 17, goal 2; see

@@ -75,6 +75,7 @@ goals=(
 	"1b|bytes allocated per JS call from the snapshot|js-snapshot-bytes|<=|40960|B|$GO run ./bench/recycling -lines"
 	"2|serve at 8 clients, durable audit vs no audit file, throughput (bench/auditsink; interleaved, median of per-round ratios)|audit-durable-vs-none|>=|0.8|x|$GO run ./bench/auditsink -rounds 4"
 	"3|warm run --js vs node tool.js, whole process (bench/warmstart; interleaved, median of per-round ratios)|warm-start-vs-node|<=|1.0|x|$GO run ./bench/warmstart -line"
+	"26|warm run --py vs python3 running the same tool, whole process (bench/pystart; interleaved, median of per-round ratios)|py-warm-start-vs-python3|<=|1.0|x|$GO run ./bench/pystart -line"
 	"4|fuel, tight loop (spin.wasm), instrumented vs plain, CPU (interleaved, median of per-round ratios)|fuel-tight-loop|<=|1.5|x|$GO run ./bench/fuelratio"
 	"4|fuel, C sort (sort.wasm, 20,000 integers), instrumented vs plain, CPU|fuel-c-sort|<=|1.1|x|$GO run ./bench/fuelratio"
 )

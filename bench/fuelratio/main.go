@@ -22,7 +22,9 @@
 // With -set wasmtime (a build with the wasmtime tag, see README) it runs
 // BenchmarkWasmtimeFuelTightLoop and BenchmarkWasmtimeFuelSortC instead:
 // wasmgate's instrumented fuel and wasmtime's own fuel against the bare
-// module (no fuel, no epoch deadline). With -set pipeline it runs the same
+// module (no fuel, no epoch deadline). With -set python it runs
+// internal/pyhost's BenchmarkPythonLoop: a CPU-bound loop in CPython,
+// instrumented vs plain. With -set pipeline it runs the same
 // interleaving on the pipeline package's BenchmarkPipeline: the trivial Wasm
 // executor against the native one, in-memory audit (issue 17, goal 1).
 //
@@ -33,7 +35,7 @@
 //
 // Run it from the module root:
 //
-//	go run ./bench/fuelratio [-rounds 9] [-benchtime 300ms] [-set wazero|wasmtime|pipeline]
+//	go run ./bench/fuelratio [-rounds 9] [-benchtime 300ms] [-set wazero|wasmtime|python|pipeline]
 package main
 
 import (
@@ -80,7 +82,7 @@ type sample struct {
 func main() {
 	rounds := flag.Int("rounds", 9, "interleaved rounds; each runs every variant once for about -benchtime")
 	benchtime := flag.Duration("benchtime", 300*time.Millisecond, "about how long each variant runs in each round")
-	set := flag.String("set", "wazero", "wazero (fuel: instrumented vs plain), wasmtime (fuel: instrumented and native fuel vs bare; needs the wasmtime build) or pipeline (the Wasm executor vs the native one through the pipeline)")
+	set := flag.String("set", "wazero", "wazero (fuel: instrumented vs plain), wasmtime (fuel: instrumented and native fuel vs bare; needs the wasmtime build), python (fuel on a CPython loop: instrumented vs plain) or pipeline (the Wasm executor vs the native one through the pipeline)")
 	goCmd := flag.String("go", envOr("GO", "go"), "the go command that builds the test binary")
 	bin := flag.String("bin", "", "the set's test binary already built (go test -c ./internal/sandbox/) instead of building one")
 	flag.Parse()
@@ -112,6 +114,10 @@ func workloads(set string) ([]*workload, string, []string, error) {
 			{line: "fuel-tight-loop", what: "tight loop (`spin.wasm`, 10^6 iterations)", bench: "BenchmarkTightLoop", baseline: "plain", variants: []string{"instrumented"}, target: 1.5},
 			{line: "fuel-c-sort", what: "C sort (`sort.wasm`, 20,000 integers)", bench: "BenchmarkSortC", baseline: "plain", variants: []string{"instrumented"}, target: 1.1},
 		}, "internal/sandbox", nil, nil
+	case "python":
+		return []*workload{
+			{line: "fuel-python-loop", what: "CPython loop (`BenchmarkPythonLoop`, 10^5 rounds from the snapshot)", bench: "BenchmarkPythonLoop", baseline: "plain", variants: []string{"instrumented"}, target: 1.5},
+		}, "internal/pyhost", nil, nil
 	case "pipeline":
 		return []*workload{
 			{line: "wasm-pipeline-vs-native", bytes: "wasm-pipeline-bytes", what: "`math.sum` through the pipeline, memory audit (`BenchmarkPipeline`)", bench: "BenchmarkPipeline", baseline: "memory-audit/native", variants: []string{"memory-audit/wasm-wazero"}, target: 3},
@@ -122,7 +128,7 @@ func workloads(set string) ([]*workload, string, []string, error) {
 			{line: "fuel-c-sort-wasmtime", what: "C sort on wasmtime", bench: "BenchmarkWasmtimeFuelSortC", baseline: "bare", variants: []string{"instrumented", "native-fuel"}, target: 1.1},
 		}, "internal/sandbox", []string{"-tags", "wasmtime"}, nil
 	}
-	return nil, "", nil, fmt.Errorf("unknown -set %q (wazero, wasmtime or pipeline)", set)
+	return nil, "", nil, fmt.Errorf("unknown -set %q (wazero, wasmtime, python or pipeline)", set)
 }
 
 func run(goCmd, bin, set string, rounds int, benchtime time.Duration) error {

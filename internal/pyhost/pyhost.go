@@ -122,13 +122,18 @@ func bootSource(c Code) ([]byte, error) {
 
 // Digest identifies code as an executor: the interpreter, the bootstrap and
 // the whole configuration (every file of the tree, by path).
-func Digest(c Code) (string, error) {
+func Digest(c Code) (string, error) { return digest(audit.Digest(module), c) }
+
+// digest is Digest with the interpreter's digest given: Load has it from
+// loading the interpreter, and hashing its 13 MB again costs milliseconds
+// of every start.
+func digest(interpreter string, c Code) (string, error) {
 	src, err := bootSource(c)
 	if err != nil {
 		return "", err
 	}
 	b := []byte("wasmgate-python-v1\n")
-	b = append(b, audit.Digest(module)...)
+	b = append(b, interpreter...)
 	b = append(b, '\n')
 	b = append(b, audit.Digest(src)...)
 	return audit.Digest(b), nil

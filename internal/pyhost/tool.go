@@ -41,7 +41,7 @@ func Load(ctx context.Context, engine sandbox.Engine, c Code, lim sandbox.Limits
 	if err != nil {
 		return nil, fmt.Errorf("the CPython module: %w", err)
 	}
-	digest, err := Digest(c)
+	id, err := digest(r.Info().Digest, c)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func Load(ctx context.Context, engine sandbox.Engine, c Code, lim sandbox.Limits
 	if snap, err = snap.WithGlobal(stackPointer, uint64(e.Stack&^15)); err != nil {
 		return nil, err
 	}
-	t := &Tool{reactor: r, snap: snap, entry: e, digest: digest, loadFuel: out.FuelUsed, loadOut: out}
+	t := &Tool{reactor: r, snap: snap, entry: e, digest: id, loadFuel: out.FuelUsed, loadOut: out}
 	if len(e.Manifest) > 0 && string(e.Manifest) != "null" {
 		t.declared, t.request = e.Manifest, true
 	}

@@ -161,7 +161,7 @@ func admitFor(wasm []byte, glue *host.Glue) (ModuleInfo, []byte, error) {
 	if err != nil {
 		return ModuleInfo{}, nil, &AdmissionError{Problem: "cannot parse module", Err: err}
 	}
-	info, err := admitDecoded(wasm, m, glue)
+	info, err := admitDecoded(wasm, digestHex(wasm), m, glue)
 	if err != nil {
 		return info, nil, err
 	}
@@ -177,13 +177,16 @@ func inspect(wasm []byte) (ModuleInfo, *wasmbin.Module, error) {
 	if err != nil {
 		return ModuleInfo{}, nil, &AdmissionError{Problem: "cannot parse module", Err: err}
 	}
-	info, err := admitDecoded(wasm, m, nil)
+	info, err := admitDecoded(wasm, digestHex(wasm), m, nil)
 	return info, m, err
 }
 
-func admitDecoded(wasm []byte, m *wasmbin.Module, glue *host.Glue) (ModuleInfo, error) {
+// admitDecoded admits wasm, decoded as m, whose digest (digestHex) the
+// caller has: hashing a large module (CPython's is 13 MB) costs
+// milliseconds, and a warm start needs the digest once.
+func admitDecoded(wasm []byte, digest string, m *wasmbin.Module, glue *host.Glue) (ModuleInfo, error) {
 	var err error
-	info := ModuleInfo{Digest: digestHex(wasm), Size: len(wasm)}
+	info := ModuleInfo{Digest: digest, Size: len(wasm)}
 
 	info.Profile, err = admitImports(m, &info, glue)
 	if err != nil {

@@ -53,7 +53,7 @@ func TestPreparedReactorFromTheCacheIsTheBuiltOne(t *testing.T) {
 		c := newDiskCache(t.TempDir())
 		var got []reactorCode
 		for range 2 { // the first builds and stores, the second reads
-			r, err := prepareReactor(c, qjs, glue, false, withData)
+			r, err := prepareReactor(c, qjs, digestHex(qjs), glue, false, withData)
 			require.NoError(t, err)
 			got = append(got, r)
 		}
@@ -74,7 +74,7 @@ func TestPreparedReactorFromTheCacheIsTheBuiltOne(t *testing.T) {
 
 	// Admission runs on the module's own bytes every time, cache or not.
 	c := newDiskCache(t.TempDir())
-	_, err = prepareReactor(c, qjs, host.Glue{Name: "other"}, false, false)
+	_, err = prepareReactor(c, qjs, digestHex(qjs), host.Glue{Name: "other"}, false, false)
 	require.ErrorIs(t, err, ErrNotAdmitted)
 	assert.EqualError(t, err, "module not admitted: import env.host_get_timezone_offset (func) is outside wasi_snapshot_preview1; only the virtual WASI may be imported")
 }
@@ -114,7 +114,7 @@ func TestCorruptCacheEntryIsRebuilt(t *testing.T) {
 	for name, corrupt := range corruptions {
 		t.Run(name, func(t *testing.T) {
 			c := newDiskCache(t.TempDir())
-			_, err := prepareReactor(c, qjs, glue, false, false)
+			_, err := prepareReactor(c, qjs, digestHex(qjs), glue, false, false)
 			require.NoError(t, err)
 			path := c.path(key)
 			b, err := os.ReadFile(path)
@@ -126,7 +126,7 @@ func TestCorruptCacheEntryIsRebuilt(t *testing.T) {
 			assert.NoFileExists(t, path, "a corrupt entry is removed")
 
 			corrupt(c, path, b)
-			r, err := prepareReactor(c, qjs, glue, false, false)
+			r, err := prepareReactor(c, qjs, digestHex(qjs), glue, false, false)
 			require.NoError(t, err)
 			assert.Equal(t, built.code, r.code)
 			assert.Equal(t, built.image.memory, r.image.memory)

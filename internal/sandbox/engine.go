@@ -96,6 +96,15 @@ func (c Config) WithoutRecycling() Config {
 	return c
 }
 
+// WithoutInstrumentationForBenchmarks runs modules as admitted: no fuel, no
+// depth limit, no NaN canonicalization and no deadline. It exists for the
+// side-by-side fuel benchmarks of packages outside this one (pyhost's,
+// through bench/fuelratio); nothing that gives a verdict may use it.
+func (c Config) WithoutInstrumentationForBenchmarks() Config {
+	c.uninstrumented = true
+	return c
+}
+
 // NewConfig returns the default configuration: wazero's compiler, no on-disk
 // compilation cache.
 func NewConfig() Config { return Config{engine: EngineWazero} }

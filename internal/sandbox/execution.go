@@ -49,11 +49,11 @@ func admitAndInstrument(wasm []byte, glue *host.Glue, uninstrumented bool) (Modu
 	return info, code, nil
 }
 
-// cacheKey names the compiled form of wasm (driven by glue, when set):
-// compiled code is the instrumented module, so the key names the
-// instrumenter's version too.
-func cacheKey(wasm []byte, glue *host.Glue) string {
-	key := digestHex(wasm)
+// cacheKey names the compiled form of the module whose digest (digestHex)
+// is given (driven by glue, when set): compiled code is the instrumented
+// module, so the key names the instrumenter's version too.
+func cacheKey(digest string, glue *host.Glue) string {
+	key := digest
 	if glue != nil {
 		key += "/" + glue.Name
 	}

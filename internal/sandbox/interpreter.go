@@ -113,4 +113,3 @@ func PrepareInterpreter(wasm []byte) ([]byte, error) {
 	}
 	return out, nil
 }
-

@@ -291,7 +291,8 @@ func (e *wazeroEngine) LoadReactor(ctx context.Context, wasm []byte, glue host.G
 	if err := e.instantiateGlue(ctx, glue); err != nil {
 		return nil, err
 	}
-	mod, err := e.cache.get(ctx, cacheKey(wasm, &glue), func() (*wazeroModule, error) { return e.compileReactor(ctx, wasm, glue) })
+	digest := digestHex(wasm) // once: see admitDecoded
+	mod, err := e.cache.get(ctx, cacheKey(digest, &glue), func() (*wazeroModule, error) { return e.compileReactor(ctx, wasm, digest, glue) })
 	if err != nil {
 		return nil, err
 	}
@@ -321,8 +322,8 @@ func (e *wazeroEngine) instantiateGlue(ctx context.Context, glue host.Glue) erro
 	return nil
 }
 
-func (e *wazeroEngine) compileReactor(ctx context.Context, wasm []byte, glue host.Glue) (*wazeroModule, error) {
-	r, err := prepareReactor(e.disk, wasm, glue, e.uninstrumented, false)
+func (e *wazeroEngine) compileReactor(ctx context.Context, wasm []byte, digest string, glue host.Glue) (*wazeroModule, error) {
+	r, err := prepareReactor(e.disk, wasm, digest, glue, e.uninstrumented, false)
 	if err != nil {
 		return nil, err
 	}
@@ -359,16 +360,16 @@ type reactorCode struct {
 
 // prepareReactor admits and instruments a reactor for glue and splits its
 // initial memory image from its code: code, or withData when withData is
-// set. Admission runs on wasm every time; what instrumenting and splitting
-// derive from it comes from cache when cache holds it, and goes there when
-// it does not.
-func prepareReactor(cache diskCache, wasm []byte, glue host.Glue, uninstrumented, withData bool) (reactorCode, error) {
+// set. Admission runs on wasm (whose digestHex is digest) every time; what
+// instrumenting and splitting derive from it comes from cache when cache
+// holds it, and goes there when it does not.
+func prepareReactor(cache diskCache, wasm []byte, digest string, glue host.Glue, uninstrumented, withData bool) (reactorCode, error) {
 	if cache.dir != "" {
 		m, err := wasmbin.Decode(wasm)
 		if err != nil {
 			return reactorCode{}, &AdmissionError{Problem: "cannot parse module", Err: err}
 		}
-		info, err := admitDecoded(wasm, m, &glue)
+		info, err := admitDecoded(wasm, digest, m, &glue)
 		if err != nil {
 			return reactorCode{}, err
 		}

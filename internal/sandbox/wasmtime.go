@@ -142,7 +142,7 @@ func (e *wasmtimeEngine) linker(glue *host.Glue) (*wasmtime.Linker, error) {
 }
 
 func (e *wasmtimeEngine) Load(ctx context.Context, wasm []byte) (Module, error) {
-	mod, err := e.cache.get(ctx, cacheKey(wasm, nil), func() (*wasmtimeModule, error) {
+	mod, err := e.cache.get(ctx, cacheKey(digestHex(wasm), nil), func() (*wasmtimeModule, error) {
 		info, code, err := admitAndInstrument(wasm, nil, e.uninstrumented)
 		if err != nil {
 			return nil, err
@@ -156,8 +156,9 @@ func (e *wasmtimeEngine) Load(ctx context.Context, wasm []byte) (Module, error) 
 }
 
 func (e *wasmtimeEngine) LoadReactor(ctx context.Context, wasm []byte, glue host.Glue) (Reactor, error) {
-	mod, err := e.cache.get(ctx, cacheKey(wasm, &glue), func() (*wasmtimeModule, error) {
-		r, err := prepareReactor(e.disk, wasm, glue, e.uninstrumented, true)
+	digest := digestHex(wasm) // once: see admitDecoded
+	mod, err := e.cache.get(ctx, cacheKey(digest, &glue), func() (*wasmtimeModule, error) {
+		r, err := prepareReactor(e.disk, wasm, digest, glue, e.uninstrumented, true)
 		if err != nil {
 			return nil, err
 		}

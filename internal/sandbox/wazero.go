@@ -137,7 +137,7 @@ func (e *wazeroEngine) Close(ctx context.Context) error {
 }
 
 func (e *wazeroEngine) Load(ctx context.Context, wasm []byte) (Module, error) {
-	mod, err := e.cache.get(ctx, cacheKey(wasm, nil), func() (*wazeroModule, error) { return e.compile(ctx, wasm) })
+	mod, err := e.cache.get(ctx, cacheKey(digestHex(wasm), nil), func() (*wazeroModule, error) { return e.compile(ctx, wasm) })
 	if err != nil {
 		return nil, err
 	}
