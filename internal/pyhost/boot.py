@@ -393,6 +393,7 @@ try:
         "false": id(False),
         "notjson": id(Ellipsis),
         "stack": _WG_STACK.buffer_info()[0] + _WG_STACK_BYTES,
+        "stack_bottom": _WG_STACK.buffer_info()[0],
         "manifest": _WG_MANIFEST,
     }
 except BaseException as e:

@@ -193,7 +193,7 @@ func TestProgramLimits(t *testing.T) {
 		// 2 billion units: about a second of the fastest loop measured,
 		// far within the default clock (1,250 s).
 		{"fuel", "print('before', flush=True)\nwhile True:\n    pass\n", sandbox.Limits{Fuel: 2_000_000_000}, sandbox.FuelExhausted, "before\n"},
-		{"memory, as a MemoryError", "print('before', flush=True)\nxs = [0] * 100_000_000\n", sandbox.Limits{MemoryPages: 400}, sandbox.MemoryExhausted, "before\n"},
+		{"memory, as a MemoryError", "print('before', flush=True)\nxs = [0] * 100_000_000\n", sandbox.Limits{MemoryPages: 700}, sandbox.MemoryExhausted, "before\n"},
 		{"stdout", "for i in range(100):\n    print('x' * 99)\n", sandbox.Limits{MaxOutputBytes: 1000}, sandbox.OutputTooLarge, ""},
 		{"stderr, at the output bound too", "import sys\nfor i in range(100):\n    print('x' * 99, file=sys.stderr)\n", sandbox.Limits{MaxOutputBytes: 1000}, sandbox.OutputTooLarge, ""},
 	}

@@ -146,9 +146,10 @@ type entry struct {
 	None    uint32 `json:"none"`
 	False   uint32 `json:"false"`
 	NotJSON uint32 `json:"notjson"`
-	// Stack is the top of the buffer calls run their C stack on.
-	Stack    uint32          `json:"stack"`
-	Manifest json.RawMessage `json:"manifest"`
+	// Stack and StackBottom bound the buffer calls run their C stack on.
+	Stack       uint32          `json:"stack"`
+	StackBottom uint32          `json:"stack_bottom"`
+	Manifest    json.RawMessage `json:"manifest"`
 	// tpCall is the table index of the call function's tp_call.
 	tpCall uint32
 }
@@ -257,6 +258,11 @@ func (e entry) call(ctx context.Context, inst host.Instance) ([]byte, error) {
 	sess := host.SessionFrom(ctx)
 	sess.SetStreamsArePipes()
 	res, err := inst.Call(ctx, sandbox.CallIndirectExport, uint64(fn), uint64(e.Call), uint64(e.Args), 0)
+	if e.stackOverflowed(inst.Memory()) {
+		// Below the buffer is the interpreter's heap: whatever the call
+		// did after reaching it is not to be trusted.
+		return nil, &host.GuestFailure{Msg: fmt.Sprintf("the C stack overflowed its %d MiB (recursion through C code too deep for CPython's own limits)", (e.Stack-e.StackBottom)>>20)}
+	}
 	if err != nil {
 		return sess.Stdout(), err
 	}
@@ -272,4 +278,28 @@ func (e entry) call(ctx context.Context, inst host.Instance) ([]byte, error) {
 		return nil, &host.GuestFailure{Msg: "the interpreter failed outside the executor (see its stderr)"}
 	}
 	return nil, &host.GuestFailure{Msg: "the call returned an unexpected object"}
+}
+
+// stackGuard is how much of the bottom of the call stack's buffer must
+// still be zeros after a call: the stack grows down into it only when it
+// is about to overflow the buffer into the heap below, which no frame of
+// CPython's crosses in one step.
+const stackGuard = 256 << 10
+
+// stackOverflowed reports whether a call's C stack reached the guard at
+// the bottom of its buffer (zeros in the snapshot).
+func (e entry) stackOverflowed(mem host.Memory) bool {
+	if mem == nil || e.StackBottom == 0 {
+		return false
+	}
+	b, ok := mem.Read(e.StackBottom, stackGuard)
+	if !ok {
+		return true
+	}
+	for _, c := range b {
+		if c != 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -88,7 +88,7 @@ func TestRecycledSameAsFresh(t *testing.T) {
 		{`{"op":"echo","x":[1,2,3]}`, sandbox.Limits{}},
 		{`{"op":"raise"}`, sandbox.Limits{}},
 		{`{"op":"loop"}`, sandbox.Limits{Fuel: 30_000_000}},
-		{`{"op":"alloc"}`, sandbox.Limits{MemoryPages: 400}},
+		{`{"op":"alloc"}`, sandbox.Limits{MemoryPages: 700}},
 		{`{"op":"deep","n":50}`, sandbox.Limits{}},
 		{`{"op":"deep","n":5000}`, sandbox.Limits{}},
 		{`{"op":"random"}`, sandbox.Limits{}},
