@@ -1,6 +1,7 @@
 # The host side of py/compat_test.go: runs a compatibility corpus tool
 # (APP/tool.py, its library in LIB) in the host's CPython as wasmgate runs it,
-# and writes one line: {"output": value} or {"error": "Type: message"}.
+# and writes one line: {"output": value}, or {"error": "Type: message"} and
+# whether it was raised by the import (as wasmgate's load refuses the tool).
 # Usage: python3 -I -S compat_host.py APP LIB < input.json
 import json
 import sys
@@ -12,10 +13,13 @@ out = sys.stdout
 sys.stdout = sys.stderr
 try:
     import tool
-
-    result = {"output": tool.execute(json.loads(sys.stdin.read()))}
 except BaseException as e:
-    result = {"error": "%s: %s" % (type(e).__name__, e)}
+    result = {"error": "%s: %s" % (type(e).__name__, e), "import": True}
+else:
+    try:
+        result = {"output": tool.execute(json.loads(sys.stdin.read()))}
+    except BaseException as e:
+        result = {"error": "%s: %s" % (type(e).__name__, e)}
 try:
     line = json.dumps(result, ensure_ascii=False, allow_nan=False)
 except (TypeError, ValueError) as e:

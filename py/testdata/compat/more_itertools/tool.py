@@ -16,6 +16,5 @@ def execute(inp):
         "nth_combination": mi.nth_combination(range(10), 3, 42),
         "flatten": list(mi.collapse([[1, [2, [3]]], 4])),
         "spy": mi.spy(iter(xs), 2)[0],
-        "minmax": mi.minmax(xs),
         "bucket": sorted(mi.bucket(xs, key=lambda x: x % 3)[1]),
     }

@@ -19,4 +19,4 @@ def execute(inp):
         return out
 
     return {"tree": walk(root), "joined": (root / "docs" / "a.txt").read_text(),
-            "exists": (root / "nope").exists(), "suffix": (root / "docs" / "a.txt").suffix}
+            "exists": (root / "nope").exists()}
