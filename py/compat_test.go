@@ -104,6 +104,11 @@ var pyCompatDifferences = map[string]pyCompatDifference{
 	},
 }
 
+// pyCompatShort is how many of the corpus's libraries, the most downloaded
+// first, -short runs: loading each cold (starting CPython, importing the
+// library, snapshotting) costs seconds.
+const pyCompatShort = 10
+
 // pyCompatEntry is one library of corpus.json.
 type pyCompatEntry struct {
 	Dir    string          `json:"dir"`
@@ -141,8 +146,11 @@ func TestPythonCompatibilityCorpus(t *testing.T) {
 
 	var table []string
 	matched, ran := 0, 0
-	for _, e := range corpus {
+	for i, e := range corpus {
 		t.Run(e.Dir, func(t *testing.T) {
+			if testing.Short() && i >= pyCompatShort {
+				t.Skipf("-short runs the %d most downloaded libraries of the corpus", pyCompatShort)
+			}
 			version, installed := debianVersion(e.Debian)
 			if !installed {
 				t.Skipf("Debian package %s is not installed: apt-get install %s (.ci/run does)", e.Debian, e.Debian)
@@ -156,7 +164,7 @@ func TestPythonCompatibilityCorpus(t *testing.T) {
 			input, err := audit.Canonicalize(e.Input)
 			require.NoError(t, err, "corpus.json: %s's input", e.Dir)
 			want := hostResult(t, python, hostRunner, app, lib, input.Bytes)
-			got := wasmgateResult(t, engine, app, lib, input.Bytes)
+			got, fuel := wasmgateResult(t, engine, app, lib, input.Bytes)
 			ran++
 			verdict := "same"
 			diff, expected := pyCompatDifferences[e.Dir]
@@ -171,10 +179,10 @@ func TestPythonCompatibilityCorpus(t *testing.T) {
 				verdict = "DIFFERS (unexpected)"
 				assert.Equal(t, want, got, "%s: wasmgate's result (actual) is not CPython's (expected)", e.Dir)
 			}
-			table = append(table, fmt.Sprintf("| %d | %s | %s %s | %s |", e.Rank, e.PyPI, e.Debian, version, verdict))
+			table = append(table, fmt.Sprintf("| %d | %s | %s %s | %s | %d |", e.Rank, e.PyPI, e.Debian, version, verdict, fuel))
 		})
 	}
-	t.Logf("%d of %d ran (of %d in the corpus) match CPython\n| rank | library | Debian package | result |\n|---|---|---|---|\n%s",
+	t.Logf("%d of %d ran (of %d in the corpus) match CPython\n| rank | library | Debian package | result | fuel of the call |\n|---|---|---|---|---|\n%s",
 		matched, ran, len(corpus), strings.Join(table, "\n"))
 }
 
@@ -336,8 +344,9 @@ func hostResult(t *testing.T, python, runner, app, lib string, input json.RawMes
 // wasmgateResult runs the tool in wasmgate, its library directory given as
 // python_path, at the default limits: "output: " and the canonical output,
 // or "error: " (raised by execute) or "import error: " (by importing the
-// tool) and the exception's type and message, or else the verdict.
-func wasmgateResult(t *testing.T, engine sandbox.Engine, app, lib string, input json.RawMessage) string {
+// tool) and the exception's type and message, or else the verdict; and the
+// fuel the call used.
+func wasmgateResult(t *testing.T, engine sandbox.Engine, app, lib string, input json.RawMessage) (string, uint64) {
 	t.Helper()
 	config, err := json.Marshal(map[string]any{
 		"executors": map[string]any{"tool": map[string]any{
@@ -350,6 +359,10 @@ func wasmgateResult(t *testing.T, engine sandbox.Engine, app, lib string, input 
 	// Loading refuses a tool whose import raised, quoting the exception
 	// after the file's name.
 	loadFailed := fmt.Sprintf("executor %q: python: %s: ", "tool", filepath.Join(app, "tool.py"))
+	return wasmgateWords(res, loadFailed), res.FuelUsed
+}
+
+func wasmgateWords(res pipeline.ActionResult, loadFailed string) string {
 	switch {
 	case res.Status == pipeline.StatusBlocked && len(res.ReasonCodes) == 1 && res.ReasonCodes[0] == pipeline.ExecutorInvalid &&
 		strings.HasPrefix(res.Message, loadFailed):
