@@ -382,4 +382,3 @@ func wasmgateWords(res pipeline.ActionResult, loadFailed string) string {
 		return fmt.Sprintf("%s %s: %s", res.Status, strings.Join(codes, " "), res.Message)
 	}
 }
-
