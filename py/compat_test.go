@@ -27,8 +27,8 @@ import (
 // corpus.json, which names each library's PyPI name and download rank, the
 // Debian package it comes from and the tool's input. The libraries are the
 // pure-Python ones among PyPI's 60 most downloaded that Debian packages,
-// and the others PYTHON.md names, chosen by rank, not by what runs
-// (docs/PYTHON.md, "Compatibility corpus", says which were left out and why).
+// and ten more of the most used, chosen by rank, not by what runs (its
+// README says which were left out and why).
 const pyCompatDir = "testdata/compat"
 
 // pyDistPackages is where Debian installs the pure-Python libraries that
