@@ -309,11 +309,12 @@ func copyFile(from, to string) error {
 
 // hostResult runs the tool in the host's CPython, isolated (-I: no
 // environment, user site or working directory on the path; -S: no
-// dist-packages), with app and lib as its path, and returns its result as
+// dist-packages; -B: no bytecode written into the corpus), with app and lib
+// as its path, and returns its result as
 // wasmgateResult words it.
 func hostResult(t *testing.T, python, runner, app, lib string, input json.RawMessage) string {
 	t.Helper()
-	cmd := exec.Command(python, "-I", "-S", runner, app, lib)
+	cmd := exec.Command(python, "-I", "-S", "-B", runner, app, lib)
 	cmd.Stdin = bytes.NewReader(input)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -2,7 +2,7 @@
 # (APP/tool.py, its library in LIB) in the host's CPython as wasmgate runs it,
 # and writes one line: {"output": value}, or {"error": "Type: message"} and
 # whether it was raised by the import (as wasmgate's load refuses the tool).
-# Usage: python3 -I -S compat_host.py APP LIB < input.json
+# Usage: python3 -I -S -B compat_host.py APP LIB < input.json
 import json
 import sys
 
