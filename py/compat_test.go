@@ -307,11 +307,10 @@ func copyFile(from, to string) error {
 	return dst.Close()
 }
 
-// hostResult runs the tool in the host's CPython, isolated (-I: no
-// environment, user site or working directory on the path; -S: no
+// hostResult runs the tool in the host's CPython, isolated (-I: no PYTHON*
+// variables, user site or script directory on the path; -S: no
 // dist-packages; -B: no bytecode written into the corpus), with app and lib
-// as its path, and returns its result as
-// wasmgateResult words it.
+// as its path, and returns its result as wasmgateResult words it.
 func hostResult(t *testing.T, python, runner, app, lib string, input json.RawMessage) string {
 	t.Helper()
 	cmd := exec.Command(python, "-I", "-S", "-B", runner, app, lib)
