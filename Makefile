@@ -121,7 +121,7 @@ TESTPROGRESS := $(GO) run ./internal/testprogress
 # it here, and move its package or it.
 # WAZERO_GUEST_TESTS are those that run on wazero alone: the wasmtime
 # build skips them, as they are the same code there.
-WAZERO_GUEST_TESTS := TestIntlIsBundledOnlyWhenUsed|TestIntlGivesWhatNodeGives|TestDefaultFuelCoversHeavyWork|TestCompatibilityCorpus|TestCryptoJWTsMatchNode|TestCryptoMatchesNode|TestCryptoCrossChecksWithNode|TestWebGlobalsMatchNode|TestNodeBuiltinsGiveWhatNodeGives|TestNodeMatchesNode|TestNPMCLIsMatchNode
+WAZERO_GUEST_TESTS := TestIntlIsBundledOnlyWhenUsed|TestIntlGivesWhatNodeGives|TestDefaultFuelCoversHeavyWork|TestCompatibilityCorpus|TestCryptoJWTsMatchNode|TestCryptoMatchesNode|TestCryptoCrossChecksWithNode|TestWebGlobalsMatchNode|TestNodeBuiltinsGiveWhatNodeGives|TestNodeMatchesNode|TestNPMCLIsMatchNode|TestPythonCompatibilityCorpus
 GUEST_TESTS := $(WAZERO_GUEST_TESTS)|TestIntlIsDeterministicOnEveryEngine|TestHostWorkIsChargedToFuel
 # WAZERO_TESTS are the tests the wasmtime build skips as the same code
 # there: those guest tests, and the command's NATS tests, whose workers run
