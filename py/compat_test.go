@@ -73,34 +73,13 @@ var pyCompatDifferences = map[string]pyCompatDifference{
 		cause:    "no `ssl` in CPython for WASI (no sockets, no OpenSSL): httpx imports it when imported, even to use only a mock transport",
 		wasmgate: "import error: ModuleNotFoundError: No module named 'ssl'",
 	},
-	// Bugs, reported: the interpreter's standard library lacks
-	// concurrent/futures/thread.py, though threading imports, and
-	// ThreadPoolExecutor is imported by anyio and more_itertools (and so by
-	// starlette, zipp and importlib_metadata, which import them).
 	"anyio": {
-		cause:    "bug: the interpreter's standard library lacks `concurrent.futures.thread`, which anyio imports",
-		wasmgate: "import error: ModuleNotFoundError: No module named 'concurrent.futures.thread'",
+		cause:    "no `ssl` in CPython for WASI: anyio imports it when imported",
+		wasmgate: "import error: ModuleNotFoundError: No module named 'ssl'",
 	},
 	"starlette": {
-		cause:    "bug: the interpreter's standard library lacks `concurrent.futures.thread`, which starlette imports through anyio",
-		wasmgate: "import error: ModuleNotFoundError: No module named 'concurrent.futures.thread'",
-	},
-	"more_itertools": {
-		cause:    "bug: the interpreter's standard library lacks `concurrent.futures.thread`, which more_itertools imports (`ThreadPoolExecutor`)",
-		wasmgate: "import error: ModuleNotFoundError: No module named 'concurrent.futures.thread'",
-	},
-	"zipp": {
-		cause:    "bug: the interpreter's standard library lacks `concurrent.futures.thread`, which zipp 1.0 imports through more_itertools",
-		wasmgate: "import error: ModuleNotFoundError: No module named 'concurrent.futures.thread'",
-	},
-	"importlib_metadata": {
-		cause:    "bug: the interpreter's standard library lacks `concurrent.futures.thread`, which importlib_metadata imports through zipp and more_itertools",
-		wasmgate: "import error: ModuleNotFoundError: No module named 'concurrent.futures.thread'",
-	},
-	// Bug, reported: the importer's loader gives no resource reader.
-	"jsonschema": {
-		cause:    "bug: `importlib.resources.files()` of a package in the code's tree fails (the importer's loader has no resource reader); jsonschema reads its metaschemas through it",
-		wasmgate: "import error: FileNotFoundError: Can't open orphan path",
+		cause:    "no `ssl` in CPython for WASI: starlette imports it through anyio",
+		wasmgate: "import error: ModuleNotFoundError: No module named 'ssl'",
 	},
 }
 

@@ -25,6 +25,103 @@ def _wg_install(cfg):
             d = d.rsplit("/", 1)[0]
     roots = list(cfg["roots"])
 
+    class _Node:
+        """A file or directory of the code's tree, as importlib.resources
+        reads one (a Traversable)."""
+
+        def __init__(self, path):
+            self._path = path
+
+        @property
+        def name(self):
+            return self._path.rsplit("/", 1)[-1]
+
+        def is_file(self):
+            return self._path in files
+
+        def is_dir(self):
+            return self._path in dirs
+
+        def iterdir(self):
+            if not self.is_dir():
+                raise NotADirectoryError(20, "Not a directory", self._path)
+            prefix = self._path + "/"
+            names = sorted({p[len(prefix):].split("/", 1)[0] for p in (*files, *dirs) if p.startswith(prefix)})
+            return iter([_Node(prefix + n) for n in names])
+
+        def joinpath(self, *descendants):
+            parts = self._path.split("/")
+            for d in descendants:
+                for part in str(d).replace("\\", "/").split("/"):
+                    if part in ("", "."):
+                        continue
+                    if part == "..":
+                        if len(parts) > 1:
+                            parts.pop()
+                        continue
+                    parts.append(part)
+            return _Node("/".join(parts))
+
+        __truediv__ = joinpath
+
+        def open(self, mode="r", *args, **kwargs):
+            import io
+            if not self.is_file():
+                raise FileNotFoundError(2, "No such file or directory", self._path)
+            if "b" in mode:
+                return io.BytesIO(files[self._path])
+            return io.TextIOWrapper(io.BytesIO(files[self._path]), *args, **kwargs)
+
+        def read_bytes(self):
+            with self.open("rb") as f:
+                return f.read()
+
+        def read_text(self, encoding=None, errors=None):
+            with self.open("r", encoding=encoding, errors=errors) as f:
+                return f.read()
+
+        def __str__(self):
+            return self._path
+
+        def __repr__(self):
+            return "<wasmgate file %s>" % self._path
+
+        def __eq__(self, other):
+            return isinstance(other, _Node) and other._path == self._path
+
+        def __hash__(self):
+            return hash(self._path)
+
+    class _Resources:
+        def __init__(self, path):
+            self._path = path
+
+        def files(self):
+            return _Node(self._path)
+
+        # The older ResourceReader protocol, for callers that use it.
+        def open_resource(self, resource):
+            return _Node(self._path).joinpath(resource).open("rb")
+
+        def resource_path(self, resource):
+            raise FileNotFoundError(2, "No such file or directory", self._path + "/" + resource)
+
+        def is_resource(self, name):
+            return _Node(self._path).joinpath(name).is_file()
+
+        def contents(self):
+            return [n.name for n in _Node(self._path).iterdir()]
+
+    class _ShimLoader:
+        def __init__(self, name, source):
+            self.name, self.source = name, source
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            exec(compile(self.source, "<wasmgate:%s>" % self.name, "exec", dont_inherit=True), module.__dict__)
+
     class _Loader:
         def __init__(self, path):
             self.path = path
@@ -54,9 +151,20 @@ def _wg_install(cfg):
             except KeyError:
                 raise FileNotFoundError(2, "No such file or directory", path) from None
 
+        def get_resource_reader(self, fullname):
+            if not self.is_package(fullname):
+                return None
+            return _Resources(self.path.rsplit("/", 1)[0])
+
+    # The distributions' metadata directories, for importlib.metadata.
+    meta_dirs = sorted(d for d in dirs if d.rsplit("/", 1)[0] in roots and d.endswith((".dist-info", ".egg-info")))
+
     class _Finder:
         @classmethod
         def find_spec(cls, fullname, path=None, target=None):
+            shim = _WG_SHIMS.get(fullname)
+            if shim is not None:
+                return importlib.util.spec_from_loader(fullname, _ShimLoader(fullname, shim))
             tail = fullname.rpartition(".")[2]
             bases = roots if path is None else [b for b in path if isinstance(b, str)]
             for base in bases:
@@ -82,9 +190,92 @@ def _wg_install(cfg):
         def invalidate_caches(cls):
             pass
 
+        @classmethod
+        def find_distributions(cls, context=None):
+            if not meta_dirs:
+                return iter(())
+            import importlib.metadata
+            import re
+
+            def norm(n):
+                return re.sub(r"[-_.]+", "_", n).lower()
+
+            class _Distribution(importlib.metadata.Distribution):
+                def __init__(self, path):
+                    self._path = path
+
+                def read_text(self, filename):
+                    b = files.get(self._path + "/" + filename)
+                    return None if b is None else b.decode("utf-8", "replace")
+
+                def locate_file(self, path):
+                    return _Node(self._path.rsplit("/", 1)[0]).joinpath(path)
+
+            name = getattr(context, "name", None)
+            found = []
+            for d in meta_dirs:
+                dist = d.rsplit("/", 1)[-1].rsplit(".", 1)[0].split("-", 1)[0]
+                if name is None or norm(dist) == norm(name):
+                    found.append(_Distribution(d))
+            return iter(found)
+
     sys.meta_path.insert(0, _Finder)
     sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
     return files
+
+
+# What this CPython's standard library lacks and pure-Python libraries
+# import: WASI has no threads nor processes, so the executors run each task
+# when it is submitted, in the caller, which keeps every run deterministic.
+_WG_POOL = """
+from concurrent.futures import _base
+
+
+class Broken%(kind)sPool(_base.BrokenExecutor):
+    pass
+
+
+class %(kind)sPoolExecutor(_base.Executor):
+    \"\"\"wasmgate: WASI runs no %(what)s; each task runs when it is submitted.\"\"\"
+
+    def __init__(self, max_workers=None, *args, initializer=None, initargs=(), **kwargs):
+        if max_workers is not None and max_workers <= 0:
+            raise ValueError("max_workers must be greater than 0")
+        self._max_workers = max_workers or 1
+        self._initializer, self._initargs = initializer, initargs
+        self._started = False
+        self._shutdown = False
+
+    def submit(self, fn, /, *args, **kwargs):
+        if self._shutdown:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+        if not self._started:
+            self._started = True
+            if self._initializer is not None:
+                try:
+                    self._initializer(*self._initargs)
+                except BaseException:
+                    self._shutdown = True
+                    raise Broken%(kind)sPool("A %(what)s initializer failed, the pool is not usable anymore")
+        f = _base.Future()
+        if f.set_running_or_notify_cancel():
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                f.set_exception(exc)
+            else:
+                f.set_result(result)
+        return f
+
+    submit.__doc__ = _base.Executor.submit.__doc__
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        self._shutdown = True
+"""
+_WG_SHIMS = {
+    "concurrent.futures.thread": _WG_POOL % {"kind": "Thread", "what": "threads"},
+    "concurrent.futures.process": _WG_POOL % {"kind": "Process", "what": "processes"},
+}
 
 
 def _wg_write(fd, data):
