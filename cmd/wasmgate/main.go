@@ -15,7 +15,7 @@
 //	wasmgate audit verify --nats URL | wasmgate audit export --nats URL
 //	wasmgate publish --nats URL --config FILE
 //	wasmgate worker --nats URL [--concurrency N]
-//	wasmgate replay --wasm FILE | --js FILE | --package P --tool T | --config FILE --corpus REQUESTS.jsonl [flags]
+//	wasmgate replay --wasm FILE | --js FILE | --package P --tool T | --py FILE | --config FILE --corpus REQUESTS.jsonl [flags]
 //
 // Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error,
 // 5 divergence (replay).
@@ -68,7 +68,7 @@ Usage:
   wasmgate audit verify FILE | --nats URL                               check an audit log's hash chain; name attempts without a verdict
   wasmgate audit export --nats URL > log.jsonl                          write a cluster's audit chain as JSON Lines
   wasmgate audit repair FILE                                            cut a torn last line back to the last complete record
-  wasmgate replay --wasm FILE|--js FILE|--config FILE --corpus R.jsonl  re-run requests on every engine; report divergences
+  wasmgate replay --wasm FILE|--js FILE|--py FILE|--config FILE --corpus R.jsonl  re-run requests on every engine; report divergences
   wasmgate publish --nats URL --config FILE                             put a registry, its modules and tools in a NATS JetStream deployment
   wasmgate worker --nats URL [--concurrency N]                          execute a NATS deployment's requests (serve, rep and run take --nats)
 

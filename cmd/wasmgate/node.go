@@ -136,13 +136,13 @@ func (e env) nodeCmd(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "wasmgate node: %s\n", res.Message)
 		return exitFailed
 	}
-	fmt.Fprintf(e.stderr, "wasmgate node: %s\n", nodeReason(res, lim))
+	fmt.Fprintf(e.stderr, "wasmgate node: %s\n", programReason(res, lim))
 	return exitBlocked
 }
 
-// nodeReason is the one line that says which limit stopped a program, by
+// programReason is the one line that says which limit stopped a program, by
 // the flag that sets it.
-func nodeReason(res pipeline.ActionResult, lim sandbox.Limits) string {
+func programReason(res pipeline.ActionResult, lim sandbox.Limits) string {
 	has := func(c pipeline.ReasonCode) bool { return slices.Contains(res.ReasonCodes, c) }
 	switch {
 	case has(pipeline.AuditLogFailed):

@@ -134,6 +134,6 @@ func (e env) pythonCmd(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "wasmgate python: %s\n", res.Message)
 		return exitFailed
 	}
-	fmt.Fprintf(e.stderr, "wasmgate python: %s\n", nodeReason(res, lim))
+	fmt.Fprintf(e.stderr, "wasmgate python: %s\n", programReason(res, lim))
 	return exitBlocked
 }

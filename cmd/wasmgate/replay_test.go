@@ -532,7 +532,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		assert.Contains(t, r.stderr, documented)
 	}
 	r = wasmgate(t, "", "help")
-	assert.Contains(t, r.stdout, "wasmgate replay --wasm FILE|--js FILE|--config FILE --corpus R.jsonl")
+	assert.Contains(t, r.stdout, "wasmgate replay --wasm FILE|--js FILE|--py FILE|--config FILE --corpus R.jsonl")
 	assert.Contains(t, r.stdout, "5 divergence (replay")
 }
 
