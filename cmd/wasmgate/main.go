@@ -3,6 +3,8 @@
 //	wasmgate run --wasm FILE [--input JSON | --input-file FILE | stdin] [flags]
 //	wasmgate run --js FILE [--tool EXPORT] [--input JSON | ...]
 //	wasmgate run --package NAME@VERSION --tool EXPORT [--input JSON | ...]
+//	wasmgate run --py FILE [--py-path DIR]... [--py-class NAME] [--input JSON | ...]
+//	wasmgate python FILE [ARGS...]
 //	wasmgate run --config FILE --action NAME [--input JSON | ...]
 //	wasmgate tools add NAME@VERSION
 //	wasmgate serve [--addr HOST:PORT] [--config FILE] [--audit FILE] [flags]
@@ -52,6 +54,7 @@ Usage:
   wasmgate run --wasm FILE [--input JSON | --input-file FILE] [flags]   run a module (input from stdin if no --input*)
   wasmgate run --js FILE [--tool EXPORT] [--input JSON | ...]          run a JavaScript/TypeScript tool
   wasmgate run --package NAME@VERSION --tool EXPORT [--input ...]     run a tool from an npm package
+  wasmgate run --py FILE [--py-path DIR]... [--py-class NAME] [...]   run a Python executor (a module with execute, or an executor class)
   wasmgate run --config FILE --action NAME [--input JSON | ...]         run an action through a registry
   wasmgate tools add NAME@VERSION                                       install and bundle an npm package of tools
   wasmgate serve [--addr 127.0.0.1:8080] [--config FILE] [--audit FILE] serve the HTTP executor protocol v1.0
