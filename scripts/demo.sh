@@ -119,6 +119,13 @@ step "The class's input_schema is its manifest's: a payload without \"text\" nev
 expect 3 "$BIN" run --py guests/python/wordcount/wordcount.py --py-path guests/python/wordcount/site --input '{"top":2}'
 insist INPUT_SCHEMA_INVALID
 
+step "A Python command-line program run as python3 runs it, sandboxed: stdin in, stdout as written, its own exit status" "$BIN python testdata/pyprog/csvsum.py < testdata/pyprog/orders.csv"
+expect 0 "$BIN" python --audit "$AUDIT" testdata/pyprog/csvsum.py <testdata/pyprog/orders.csv
+
+step "An uncaught exception ends it as in python3: the traceback on stderr, exit 1" "echo '{}' | $BIN python testdata/pyprog/fails.py"
+expect 1 "$BIN" python --audit "$AUDIT" testdata/pyprog/fails.py <<<'{}'
+cat "$work/stderr"
+
 # 300 million units take a Python loop about a fifth of a second, two
 # hundred times less than its clock allows.
 step "A Python loop runs out of fuel, long before its clock" "$BIN run --py guests/python/spin.py --input '{}' --fuel 300000000 --timeout-ms 60000"
