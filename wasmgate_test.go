@@ -121,7 +121,7 @@ func TestNewRefusesABrokenRegistryOfValues(t *testing.T) {
 		{"action name with a space", []wasmgate.Option{wasmgate.WithExecutor("sum", sum), wasmgate.WithAction("math sum", route)},
 			`action name "math sum" may only hold printable ASCII without spaces`},
 		{"source naming two codes", []wasmgate.Option{wasmgate.WithExecutor("sum", wasmgate.ExecutorSource{Wasm: "testdata/sum.wasm", JS: "guests/js/slugify.ts"}), wasmgate.WithAction("math.sum", route)},
-			`executor "sum" names more than one of "wasm", "js" and "package"`},
+			`executor "sum" names more than one of "wasm", "js", "package" and "python"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,7 +60,7 @@ func TestRegistryAddSource(t *testing.T) {
 	require.NoError(t, reg.AddSource(ctx, engine, "other", pipeline.ExecutorSource{Wasm: "../testdata/sum.wasm"}))
 	assert.EqualError(t, reg.AddSource(ctx, engine, "upper", pipeline.ExecutorSource{Module: wasm}), `executor "upper" is registered twice`)
 	assert.EqualError(t, reg.AddSource(ctx, engine, "x", pipeline.ExecutorSource{Module: wasm, Tool: "t"}), `executor "x" "tool" applies to JS tools and packages only`)
-	assert.EqualError(t, reg.AddSource(ctx, engine, "x", pipeline.ExecutorSource{}), `executor "x" names no code: set one of "wasm", "js" or "package"`)
+	assert.EqualError(t, reg.AddSource(ctx, engine, "x", pipeline.ExecutorSource{}), `executor "x" names no code: set one of "wasm", "js", "package" or "python"`)
 	for action, id := range map[string]string{"text.upper": "upper", "gone": "missing", "misnamed": "other"} {
 		require.NoError(t, reg.AddAction(action, pipeline.Route{Executor: id, Version: "*"}))
 	}
