@@ -75,6 +75,7 @@ compat: engine testdata-js
 	WASMGATE_COMPAT=full WASMGATE_COMPAT_TABLE=$(CURDIR)/bin/compat-packages.md $(GO) test -count=1 -timeout 60m -run '^TestCompatibilityCorpus$$' ./jstool/ || rc=1; \
 	WASMGATE_COMPAT=full WASMGATE_COMPAT_LIMITS=generous WASMGATE_COMPAT_TABLE=$(CURDIR)/bin/compat-packages-generous.md $(GO) test -count=1 -timeout 60m -run '^TestCompatibilityCorpus$$' ./jstool/ || rc=1; \
 	WASMGATE_COMPAT=full WASMGATE_COMPAT_CLI_TABLE=$(CURDIR)/bin/compat-clis.md $(GO) test -count=1 -timeout 60m -run '^TestNPMCLIsMatchNode$$' ./cmd/wasmgate/ || rc=1; \
+	WASMGATE_COMPAT=full $(GO) test -count=1 -timeout 60m -v -run '^TestPythonCompatibilityCorpus$$' ./py/ > bin/compat-python.log 2>&1 || rc=1; \
 	exit $$rc
 
 # make test runs two passes side by side, each printing every top-level

@@ -174,7 +174,7 @@ func TestPythonLimits(t *testing.T) {
 		// measured (2.6 billion units a second) burns in the 3 s, and the
 		// clock may end the program before its first line.
 		{"time", spin, "", []string{"--fuel", "3000000000000", "--timeout-ms", "3000"}, "wasmgate python: the program ran out of time (--timeout-ms 3000)\n", "", []string{"EXECUTOR_TIMEOUT"}},
-		{"memory", writeFile(t, "grow.py", "xs = [0] * 100_000_000\n"), "", []string{"--memory-pages", "400"}, "wasmgate python: the program ran out of memory (--memory-pages 400)\n", "", []string{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}},
+		{"memory", writeFile(t, "grow.py", "xs = [0] * 100_000_000\n"), "", []string{"--memory-pages", "700"}, "wasmgate python: the program ran out of memory (--memory-pages 700)\n", "", []string{"LIMIT_EXCEEDED", "MEMORY_EXHAUSTED"}},
 		{"stderr output", big, "", []string{"--max-output-bytes", "1000"}, "wasmgate python: the program wrote more than --max-output-bytes 1000 to stdout or stderr\n", "", []string{"LIMIT_EXCEEDED", "OUTPUT_TOO_LARGE"}},
 		{"stdin", spin, "12345678901", []string{"--max-payload-bytes", "10"}, "wasmgate python: stdin is larger than --max-payload-bytes 10\n", "", []string{"LIMIT_EXCEEDED", "PAYLOAD_TOO_LARGE"}},
 	} {
