@@ -27,7 +27,8 @@ const PythonVersion = "3.12.0"
 // Measured (docs/PYTHON.md): a program that imports json, re, datetime,
 // decimal and statistics and runs a loop of a million iterations uses 5.8
 // billion units of fuel (3.5 s on wazero's compiler on the loaded 2-core
-// machine) and runs in 200 pages, 178 of them the snapshot it starts from;
+// machine) and needs 22 pages beyond the 467 of the snapshot it starts
+// from (the 16 MiB buffer its C stack runs on included);
 // a list of a million ints and a dict of 100,000 strings take 48 to 64 MiB,
 // as in python3. The defaults give fuel 17 times the first and memory four
 // times the second: a program may do more than an executor's call
