@@ -1,10 +1,12 @@
 # wasmgate's bootstrap for CPython. The host runs it as the interpreter's
-# program (from stdin) with the configuration _WG that the host puts before
-# it. It makes the code's own tree importable, loads the executor (or
-# compiles the program), tells the host where to call it, and stops at a
-# clock reading the host waits for: the host snapshots the interpreter there,
-# and every call starts from that snapshot by calling _wg_call with the
-# interpreter's own tp_call.
+# program (from stdin), once: it says where its functions are and stops at
+# a clock reading the host waits for, where the host snapshots the
+# interpreter (the base). For each piece of code, the host calls
+# _wg_stage2 from the base (through the function type's own tp_call) with
+# the code's configuration as stdin: it makes the code's tree importable,
+# loads the executor (or compiles the program) and returns, and the host
+# snapshots that. Every call starts from the code's snapshot and calls
+# _wg_call (or _wg_main).
 import sys
 import os
 import json
@@ -575,31 +577,50 @@ def _wg_main():
 _WG_STACK_BYTES = 16 << 20
 _WG_STACK = __import__("array").array("B", [0]) * _WG_STACK_BYTES
 
-try:
-    _WG_TARGET, _WG_MANIFEST = _wg_load(_WG)
-    _WG_READY = {
-        "call": id(_wg_main if _WG["mode"] == "program" else _wg_call),
-        "args": id(()),
-        "none": id(None),
-        "false": id(False),
-        "notjson": id(Ellipsis),
-        "stack": _WG_STACK.buffer_info()[0] + _WG_STACK_BYTES,
-        "stack_bottom": _WG_STACK.buffer_info()[0],
-        "manifest": _WG_MANIFEST,
-    }
-except BaseException as e:
+
+
+def _wg_stage2():
+    """Loads the code whose configuration is the call's stdin, from the
+    interpreter's base snapshot: writes where to call it and returns None,
+    or writes why it cannot be loaded and returns False. The host
+    snapshots the instance when it returns."""
+    global _WG_TARGET, _WG_MANIFEST
+    try:
+        cfg = json.loads(_wg_read_all())
+        _WG_TARGET, _WG_MANIFEST = _wg_load(cfg)
+        ready = {
+            "call": id(_wg_main if cfg["mode"] == "program" else _wg_call),
+            "manifest": _WG_MANIFEST,
+        }
+    except BaseException as e:
+        _wg_flush()
+        msg = str(e) if isinstance(e, _WgRefused) else _wg_describe(e)
+        _wg_write(1, b"wasmgate-python-refused " + msg.encode("utf-8", "backslashreplace"))
+        return False
+    # Free room at the top of the C heap, so that a call needing a little
+    # more than loading left does not grow linear memory: an instance whose
+    # memory grew cannot be reset to the snapshot for the next call, and a
+    # new one costs milliseconds (the interpreter's table of 6,000
+    # functions filled again). The room is zeros, which the snapshot does
+    # not store.
+    room = bytearray(2 << 20)
+    del room
     _wg_flush()
-    _msg = str(e) if isinstance(e, _WgRefused) else _wg_describe(e)
-    _wg_write(1, b"wasmgate-python-refused " + _msg.encode("utf-8", "backslashreplace"))
-    os._exit(3)
-del _WG
-# Free room at the top of the C heap, so that a call needing a little more
-# than loading left does not grow linear memory: an instance whose memory
-# grew cannot be reset to the snapshot for the next call, and a new one
-# costs milliseconds (the interpreter's table of 6,000 functions filled
-# again). The room is zeros, which the snapshot does not store.
-_wg_room = bytearray(2 << 20)
-del _wg_room
+    _wg_write(1, b"wasmgate-python-ready " + json.dumps(ready).encode())
+    return None
+
+
+# The base: the interpreter started, this program run, nothing of the code
+# loaded. The host snapshots it at the clock reading below, once for every
+# piece of code, and loads each from it by calling _wg_stage2.
 _wg_flush()
-_wg_write(1, b"wasmgate-python-ready " + json.dumps(_WG_READY).encode())
+_wg_write(1, b"wasmgate-python-base " + json.dumps({
+    "load": id(_wg_stage2),
+    "args": id(()),
+    "none": id(None),
+    "false": id(False),
+    "notjson": id(Ellipsis),
+    "stack": _WG_STACK.buffer_info()[0] + _WG_STACK_BYTES,
+    "stack_bottom": _WG_STACK.buffer_info()[0],
+}).encode())
 time.monotonic()

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/zeebo/blake3"
 
@@ -100,24 +101,16 @@ type Code struct {
 	Main string
 }
 
-// bootSource is the program _start runs: the configuration, then boot.py.
-func bootSource(c Code) ([]byte, error) {
+// config is the configuration of c as _wg_stage2 reads it from stdin.
+func config(c Code) ([]byte, error) {
 	files := make(map[string]string, len(c.Files))
 	for p, b := range c.Files {
 		files[p] = base64.StdEncoding.EncodeToString(b)
 	}
-	cfg, err := json.Marshal(map[string]any{
+	return json.Marshal(map[string]any{
 		"files": files, "roots": c.Roots, "mode": string(c.Mode),
 		"module": c.Module, "class": c.Class, "main": c.Main,
 	})
-	if err != nil {
-		return nil, err
-	}
-	// A JSON object of strings and lists of strings is a Python dict
-	// display as it stands.
-	src := append([]byte("_WG = "), cfg...)
-	src = append(src, '\n')
-	return append(src, boot...), nil
 }
 
 // Digest identifies code as an executor: the interpreter, the bootstrap and
@@ -128,19 +121,24 @@ func Digest(c Code) (string, error) { return digest(audit.Digest(module), c) }
 // loading the interpreter, and hashing its 13 MB again costs milliseconds
 // of every start.
 func digest(interpreter string, c Code) (string, error) {
-	src, err := bootSource(c)
+	cfg, err := config(c)
 	if err != nil {
 		return "", err
 	}
-	b := []byte("wasmgate-python-v1\n")
+	b := []byte("wasmgate-python-v2\n")
 	b = append(b, interpreter...)
 	b = append(b, '\n')
-	b = append(b, audit.Digest(src)...)
+	b = append(b, BootDigest()...)
+	b = append(b, '\n')
+	b = append(b, audit.Digest(cfg)...)
 	return audit.Digest(b), nil
 }
 
-// entry is where a call enters the snapshot, as the bootstrap wrote it.
+// entry is where a call enters the snapshot, as the bootstrap wrote it:
+// the base's objects, and the code's call function and manifest.
 type entry struct {
+	// Load is _wg_stage2, which loads code from the base.
+	Load    uint32 `json:"load"`
 	Call    uint32 `json:"call"`
 	Args    uint32 `json:"args"`
 	None    uint32 `json:"none"`
@@ -150,16 +148,12 @@ type entry struct {
 	Stack       uint32          `json:"stack"`
 	StackBottom uint32          `json:"stack_bottom"`
 	Manifest    json.RawMessage `json:"manifest"`
-	// tpCall is the table index of the call function's tp_call.
-	tpCall uint32
 }
 
 const (
+	basePrefix    = "wasmgate-python-base "
 	readyPrefix   = "wasmgate-python-ready "
 	refusedPrefix = "wasmgate-python-refused "
-	// refusedExit is the status the bootstrap exits with when the code
-	// cannot be loaded (its message after refusedPrefix).
-	refusedExit = 3
 )
 
 // LoadError is code that could not be loaded: its import raised, it has no
@@ -168,53 +162,139 @@ type LoadError struct{ Msg string }
 
 func (e *LoadError) Error() string { return e.Msg }
 
-// snapshot starts the interpreter on c and returns the snapshot to call it
-// from, with the Outcome of the start.
-func snapshot(ctx context.Context, r sandbox.Reactor, c Code, lim sandbox.Limits) (*sandbox.Snapshot, sandbox.Outcome, error) {
-	src, err := bootSource(c)
-	if err != nil {
-		return nil, sandbox.Outcome{}, err
+// base is the interpreter started with the bootstrap, before any code:
+// every piece of code is loaded from it, so that CPython starts once per
+// engine (and, with the on-disk cache, once per machine).
+type base struct {
+	snap  *sandbox.Snapshot
+	entry entry
+	fuel  uint64
+	// key names the base in the keys of the snapshots taken from it.
+	key string
+}
+
+// bases are the bases taken in this process, by reactor.
+var bases sync.Map // sandbox.Reactor -> *baseOnce
+
+type baseOnce struct {
+	once sync.Once
+	b    *base
+	err  error
+}
+
+// baseOf returns r's base, taking it (or reading it from the on-disk cache)
+// on first use.
+func baseOf(ctx context.Context, r sandbox.Reactor) (*base, error) {
+	v, _ := bases.LoadOrStore(r, &baseOnce{})
+	o := v.(*baseOnce)
+	o.once.Do(func() { o.b, o.err = startBase(ctx, r) })
+	if o.err != nil && ctx.Err() == nil {
+		return nil, o.err
 	}
+	if o.err != nil {
+		// A cancelled start says nothing of the interpreter: try again next
+		// time.
+		bases.CompareAndDelete(r, o)
+		return nil, o.err
+	}
+	return o.b, nil
+}
+
+// startBase starts the interpreter on the bootstrap and snapshots it at
+// the clock reading the bootstrap ends with.
+func startBase(ctx context.Context, r sandbox.Reactor) (*base, error) {
+	lim := LoadLimits()
 	init := func(ctx context.Context, inst host.Instance) ([]byte, error) {
 		sess := host.SessionFrom(ctx)
 		sess.SetStreamsArePipes()
 		sess.SetPause(func(clock uint32) bool {
-			return clock == clockMonotonic && strings.HasPrefix(string(sess.Stdout()), readyPrefix)
+			return clock == clockMonotonic && strings.HasPrefix(string(sess.Stdout()), basePrefix)
 		})
 		_, err := inst.Call(ctx, host.ExportStart)
 		out := sess.Stdout()
-		var exit *host.ExitError
 		switch {
 		case errors.Is(err, host.ErrPaused):
-			e, perr := parseReady(out)
+			e, perr := parseEntry(out, basePrefix)
 			if perr != nil {
 				return nil, perr
 			}
-			if _, perr := tpCall(inst.Memory(), e.Call); perr != nil {
+			if _, perr := tpCall(inst.Memory(), e.Load); perr != nil {
 				return nil, perr
 			}
 			return out, nil
-		case errors.As(err, &exit) && exit.Code == refusedExit && strings.HasPrefix(string(out), refusedPrefix):
-			return nil, &host.GuestFailure{Msg: strings.TrimPrefix(string(out), refusedPrefix), Invalid: true}
 		case err != nil:
 			return nil, err
 		}
 		stderr, _ := sess.Stderr()
-		return nil, fmt.Errorf("pyhost: the interpreter ended before the code was loaded (stdout %q, stderr %q)", out, stderr)
+		return nil, fmt.Errorf("pyhost: the interpreter ended before the bootstrap did (stdout %q, stderr %q)", out, stderr)
 	}
-	in := sandbox.Input{Bytes: src, Digest: blake3.Sum256(src), Limits: lim}
-	return sandbox.CachedSnapshot(ctx, r, "pyhost.snapshot v1", in, sandbox.Driver(init))
+	in := sandbox.Input{Bytes: boot, Digest: blake3.Sum256(boot), Limits: lim}
+	const key = "pyhost.base v2"
+	snap, out, err := sandbox.CachedSnapshot(ctx, r, key, in, sandbox.Driver(init))
+	if err != nil {
+		return nil, err
+	}
+	if out.Kind != sandbox.Completed {
+		return nil, &OutcomeError{Outcome: out}
+	}
+	e, err := parseEntry(out.Output, basePrefix)
+	if err != nil {
+		return nil, err
+	}
+	// Code loads and calls run their C stack on the bootstrap's buffer,
+	// its top aligned as the C ABI wants it.
+	if snap, err = snap.WithGlobal(stackPointer, uint64(e.Stack&^15)); err != nil {
+		return nil, err
+	}
+	return &base{snap: snap, entry: e, fuel: out.FuelUsed,
+		key: fmt.Sprintf("%s boot %s limits %+v", key, BootDigest(), lim)}, nil
+}
+
+// snapshot loads c from r's base and returns the snapshot to call it from,
+// with the entry to call and the Outcome of the load.
+func snapshot(ctx context.Context, r sandbox.Reactor, c Code, lim sandbox.Limits) (*sandbox.Snapshot, entry, sandbox.Outcome, error) {
+	b, err := baseOf(ctx, r)
+	if err != nil {
+		return nil, entry{}, sandbox.Outcome{}, err
+	}
+	cfg, err := config(c)
+	if err != nil {
+		return nil, entry{}, sandbox.Outcome{}, err
+	}
+	load := b.entry
+	load.Call = b.entry.Load
+	init := func(ctx context.Context, inst host.Instance) ([]byte, error) {
+		out, err := load.call(ctx, inst)
+		var fail *host.GuestFailure
+		if errors.As(err, &fail) && strings.HasPrefix(fail.Msg, refusedPrefix) {
+			return nil, &host.GuestFailure{Msg: strings.TrimPrefix(fail.Msg, refusedPrefix), Invalid: true}
+		}
+		return out, err
+	}
+	in := sandbox.Input{Bytes: cfg, Digest: blake3.Sum256(cfg), Limits: lim}
+	snap, out, err := sandbox.CachedSnapshotFrom(ctx, r, b.snap, "pyhost.load v2 from "+b.key, in, sandbox.Driver(init))
+	if err != nil || out.Kind != sandbox.Completed {
+		return nil, entry{}, out, err
+	}
+	ready, err := parseEntry(out.Output, readyPrefix)
+	if err != nil {
+		return nil, entry{}, out, err
+	}
+	e := b.entry
+	e.Call, e.Manifest = ready.Call, ready.Manifest
+	return snap, e, out, nil
 }
 
 // clockMonotonic is WASI's id of the monotonic clock, which the
 // bootstrap reads last (time.monotonic).
 const clockMonotonic = 1
 
-func parseReady(out []byte) (entry, error) {
+// parseEntry reads what the bootstrap wrote after prefix.
+func parseEntry(out []byte, prefix string) (entry, error) {
 	var e entry
-	s, ok := strings.CutPrefix(string(out), readyPrefix)
+	s, ok := strings.CutPrefix(string(out), prefix)
 	if !ok {
-		return e, fmt.Errorf("pyhost: the bootstrap did not say where to call it")
+		return e, fmt.Errorf("pyhost: the bootstrap did not say where to call it (it wrote %q)", out[:min(len(out), 200)])
 	}
 	if err := json.Unmarshal([]byte(s), &e); err != nil {
 		return e, fmt.Errorf("pyhost: the bootstrap's entry: %w", err)

@@ -45,7 +45,7 @@ func Load(ctx context.Context, engine sandbox.Engine, c Code, lim sandbox.Limits
 	if err != nil {
 		return nil, err
 	}
-	snap, out, err := snapshot(ctx, r, c, lim.WithDefaults(LoadLimits()))
+	snap, e, out, err := snapshot(ctx, r, c, lim.WithDefaults(LoadLimits()))
 	if err != nil {
 		return nil, err
 	}
@@ -54,15 +54,6 @@ func Load(ctx context.Context, engine sandbox.Engine, c Code, lim sandbox.Limits
 			return nil, &LoadError{Msg: out.Message}
 		}
 		return nil, &OutcomeError{Outcome: out}
-	}
-	e, err := parseReady(out.Output)
-	if err != nil {
-		return nil, err
-	}
-	// Calls run their C stack on the bootstrap's buffer, its top aligned
-	// as the C ABI wants it.
-	if snap, err = snap.WithGlobal(stackPointer, uint64(e.Stack&^15)); err != nil {
-		return nil, err
 	}
 	t := &Tool{reactor: r, snap: snap, entry: e, digest: id, loadFuel: out.FuelUsed, loadOut: out}
 	if len(e.Manifest) > 0 && string(e.Manifest) != "null" {

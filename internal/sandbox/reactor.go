@@ -219,13 +219,24 @@ func UnmarshalSnapshot(b []byte) (*Snapshot, error) {
 //
 // As Reactor.Snapshot.
 func CachedSnapshot(ctx context.Context, r Reactor, key string, in Input, init Driver) (*Snapshot, Outcome, error) {
+	return CachedSnapshotFrom(ctx, r, nil, key, in, init)
+}
+
+// CachedSnapshotFrom is CachedSnapshot of r.Snapshot(ctx, from, in, init):
+// init runs from the state of from, a snapshot of r, which key must name
+// too (how it was taken, from what).
+//
+// # Errors
+//
+// As Reactor.Snapshot.
+func CachedSnapshotFrom(ctx context.Context, r Reactor, from *Snapshot, key string, in Input, init Driver) (*Snapshot, Outcome, error) {
 	c, ok := r.(interface{ snapshotCache() (diskCache, string) })
 	if !ok {
-		return r.Snapshot(ctx, nil, in, init)
+		return r.Snapshot(ctx, from, in, init)
 	}
 	disk, origin := c.snapshotCache()
 	if disk.dir == "" {
-		return r.Snapshot(ctx, nil, in, init)
+		return r.Snapshot(ctx, from, in, init)
 	}
 	k := snapshotKey(origin, key, in)
 	if b, ok := disk.get(k); ok {
@@ -233,7 +244,7 @@ func CachedSnapshot(ctx context.Context, r Reactor, key string, in Input, init D
 			return snap, out, nil
 		}
 	}
-	snap, out, err := r.Snapshot(ctx, nil, in, init)
+	snap, out, err := r.Snapshot(ctx, from, in, init)
 	if err == nil && snap != nil && out.Kind == Completed {
 		disk.put(k, encodeSnapshotEntry(snap, out))
 	}
