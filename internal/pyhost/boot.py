@@ -13,6 +13,17 @@ import json
 import base64
 import time
 
+# What loading code and running programs use, imported here, in the base,
+# so that loading a piece of code costs only its own imports.
+import atexit
+import importlib
+import importlib.machinery
+import importlib.util
+import inspect
+import io
+import traceback
+import types
+
 
 def _wg_install(cfg):
     import importlib.machinery
