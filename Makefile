@@ -108,6 +108,11 @@ compat: engine testdata-js
 MODULE := github.com/wasmgate/wasmgate
 RACE_FREE := js py internal/pyhost internal/sandbox/internal/instrument internal/sandbox/internal/wasmbin internal/sandbox/internal/leb128 jstool internal/confine jstool/internal/nodelibgen internal/weborigin internal/nativesum internal/buildid internal/sentinel internal/testprogress internal/tools/exportcount
 RACE_TESTS := TestOutputIsDeterministic|TestStoreAddConcurrently
+# PY_RACE_FREE_TESTS are the Python tests of race-pass packages: CPython
+# under the race detector is too slow (its 11,000 functions validated and
+# instantiated by race-instrumented Go), so they skip there and the plain
+# pass runs them.
+PY_RACE_FREE_TESTS := TestRegistryPublishesPythonExecutors|TestServePythonTool
 CMD_RACE_TESTS := Test(Serve|MCP|Rep[A-Z]|NATS|Cluster|ToolRun|ToolServe|ToolConfig|ToolDigest|ToolStore|HostileTablesServe)
 RACE_PKGS = $(filter-out $(addprefix $(MODULE)/,$(RACE_FREE) cmd/wasmgate),$(shell $(GO) list $(PKGS)))
 # go run, not a binary in bin/: make test and make test-wasmtime run at
@@ -139,6 +144,7 @@ test: testdata-js
 	$(TESTPROGRESS) -pass plain \
 		$(GO) test -count=1 -timeout 20m -json -skip '^($(CMD_RACE_TESTS))' ./cmd/wasmgate/ --- \
 		$(GO) test -count=1 -timeout 20m -json $(addprefix ./,$(addsuffix /,$(RACE_FREE))) --- \
+		$(GO) test -count=1 -timeout 20m -json -run '^($(PY_RACE_FREE_TESTS))$$' ./internal/cluster/ ./internal/toolproto/ --- \
 		$(GO) test -count=1 -timeout 20m -json -run '^Example' $(RACE_PKGS); plain=$$?; \
 	wait $$race; race=$$?; \
 	if [ $$race -ne 0 ] || [ $$plain -ne 0 ]; then echo "make test: the race pass exited $$race, the plain pass $$plain" >&2; exit 1; fi

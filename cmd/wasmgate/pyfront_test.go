@@ -32,11 +32,11 @@ const (
 		"required":["words","longest"]}`
 )
 
-// TestServeAPythonExecutor: POST /execute-tool runs a Python action, and
+// TestPythonServe: POST /execute-tool runs a Python action, and
 // the Python executor by its id; the class's input_schema refuses params
 // before anything runs; what it raises is TOOL_EXECUTION_ERROR; /mcp on
 // serve lists the action with the class's title, description and schemas.
-func TestServeAPythonExecutor(t *testing.T) {
+func TestPythonServe(t *testing.T) {
 	t.Parallel()
 	const key = "py-key"
 	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -77,10 +77,10 @@ func TestServeAPythonExecutor(t *testing.T) {
 	assert.EqualValues(t, 9, verifyLog(t, logPath).Records)
 }
 
-// TestMCPAPythonExecutor: `wasmgate mcp --config` lists a Python action
+// TestPythonMCP: `wasmgate mcp --config` lists a Python action
 // with what its class declares and calls it; what it raises is an error
 // result with its type and message.
-func TestMCPAPythonExecutor(t *testing.T) {
+func TestPythonMCP(t *testing.T) {
 	t.Parallel()
 	cs, stderr := mcpConnect(t, "--config", pythonRegistry)
 	assert.Equal(t, []string{"text.upper", "text.words"}, toolNames(t, cs), stderr.String())

@@ -225,7 +225,7 @@ func TestToolRunANodeTool(t *testing.T) {
 	assert.Equal(t, 0, *recs[0].ExitCode)
 }
 
-// TestToolRunAPythonTool: a tool of runtime "python" (an executor class
+// TestPythonToolRun: a tool of runtime "python" (an executor class
 // with a dependency of its own, testdata/toolproto/tools/word-count) runs
 // as a Python executor: its manifest's started meta, its output as the
 // result, its prints on stderr, an audit record naming the executor class's
@@ -233,7 +233,7 @@ func TestToolRunANodeTool(t *testing.T) {
 // same fuel: an executor class is given the request's ts_utc, which is
 // each run's arrival time, and parsing a longer one costs more;
 // TestReplayAPythonExecutor compares fuel with the time fixed.)
-func TestToolRunAPythonTool(t *testing.T) {
+func TestPythonToolRun(t *testing.T) {
 	t.Parallel()
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	for range 2 {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmgate/wasmgate/internal/testenv"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 	"github.com/wasmgate/wasmgate/py"
@@ -19,6 +20,9 @@ import (
 // sidecar manifest, published and loaded by a worker, run as they run from
 // the configuration file itself: the same output, fuel and identity.
 func TestRegistryPublishesPythonExecutors(t *testing.T) {
+	if testenv.Race {
+		t.Skip("CPython under the race detector is too slow; the plain pass of make test runs this test (PY_RACE_FREE_TESTS)")
+	}
 	ctx := context.Background()
 	c := registryConn(t)
 	dir := t.TempDir()

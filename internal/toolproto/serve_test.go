@@ -395,6 +395,9 @@ func TestErrorForMapsTheClassification(t *testing.T) {
 // is given: the replay tests compare fuel across engines with the time
 // fixed.)
 func TestServePythonTool(t *testing.T) {
+	if testenv.Race {
+		t.Skip("CPython under the race detector is too slow; the plain pass of make test runs this test (PY_RACE_FREE_TESTS)")
+	}
 	for _, name := range enginetest.JSEngines() {
 		t.Run(string(name), func(t *testing.T) {
 			s := serveWith(t, ServeConfig{ToolsDir: fixtures, ToolID: "word-count", Stdin: strings.NewReader(`{"input":{"text":"to be or not to be"}}`)},
