@@ -180,6 +180,7 @@ func (c *wazeroCodeCache) compile(ctx context.Context, code []byte, compile func
 	}
 	defer os.RemoveAll(c.dir)
 	k := compiledKey(c.engine, code)
+	defer c.disk.lock(k)()
 	staged := c.stage(k)
 	compiled, err := compile()
 	if err != nil && staged != nil && ctx.Err() == nil {

@@ -239,6 +239,7 @@ func CachedSnapshotFrom(ctx context.Context, r Reactor, from *Snapshot, key stri
 		return r.Snapshot(ctx, from, in, init)
 	}
 	k := snapshotKey(origin, key, in)
+	defer disk.lock(k)()
 	if b, ok := disk.get(k); ok {
 		if snap, out, err := decodeSnapshotEntry(b); err == nil {
 			return snap, out, nil

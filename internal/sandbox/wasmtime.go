@@ -223,6 +223,7 @@ func (e *wasmtimeEngine) compileCode(code []byte) (*wasmtime.Module, error) {
 	var key diskKey
 	if e.disk.dir != "" {
 		key = compiledKey(fmt.Sprintf("wasmtime %s native-fuel=%t no-epoch=%t", moduleVersion("github.com/bytecodealliance/wasmtime-go/v39"), e.nativeFuel, e.noEpoch), code)
+		defer e.disk.lock(key)()
 		if b, ok := e.disk.get(key); ok {
 			if m, err := wasmtime.NewModuleDeserialize(e.engine, b); err == nil {
 				return m, nil
