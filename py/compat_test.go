@@ -88,7 +88,7 @@ var pyCompatDifferences = map[string]pyCompatDifference{
 // importing the library, snapshotting) costs seconds, and the whole corpus
 // minutes on a loaded machine. `make compat` (WASMGATE_COMPAT=full) runs it
 // all.
-const pyCompatShort = 5
+const pyCompatShort = 3
 
 // pyCompatEntry is one library of corpus.json.
 type pyCompatEntry struct {
