@@ -149,7 +149,8 @@ test: testdata-js
 	$(TESTPROGRESS) -pass plain \
 		$(GO) test -count=1 -timeout 20m -json -skip '^($(CMD_RACE_TESTS))' ./cmd/wasmgate/ --- \
 		$(GO) test -count=1 -timeout 20m -json $(addprefix ./,$(addsuffix /,$(RACE_FREE))) --- \
-		$(GO) test -count=1 -timeout 20m -json -run '^($(PY_RACE_FREE_TESTS))$$' ./internal/cluster/ ./internal/toolproto/ --- \
+		$(GO) test -count=1 -timeout 20m -json -run '^($(PY_RACE_FREE_TESTS))$$' ./internal/cluster/ --- \
+		$(GO) test -count=1 -timeout 20m -json -run '^($(PY_RACE_FREE_TESTS))$$' ./internal/toolproto/ --- \
 		$(GO) test -count=1 -timeout 20m -json -run '^Example' $(RACE_PKGS); plain=$$?; \
 	wait $$race; race=$$?; \
 	if [ $$race -ne 0 ] || [ $$plain -ne 0 ]; then echo "make test: the race pass exited $$race, the plain pass $$plain" >&2; exit 1; fi
