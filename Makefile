@@ -111,7 +111,8 @@ RACE_TESTS := TestOutputIsDeterministic|TestStoreAddConcurrently
 # PY_RACE_FREE_TESTS are the Python tests of race-pass packages: CPython
 # under the race detector is too slow (its 11,000 functions validated and
 # instantiated by race-instrumented Go), so they skip there and the plain
-# pass runs them.
+# pass runs them, with the Examples of those packages (one command a
+# package: testprogress follows a package's tests by its name).
 PY_RACE_FREE_TESTS := TestRegistryPublishesPythonExecutors|TestServePythonTool
 CMD_RACE_TESTS := Test(Serve|MCP|Rep[A-Z]|NATS|Cluster|ToolRun|ToolServe|ToolConfig|ToolDigest|ToolStore|HostileTablesServe)
 RACE_PKGS = $(filter-out $(addprefix $(MODULE)/,$(RACE_FREE) cmd/wasmgate),$(shell $(GO) list $(PKGS)))
@@ -149,9 +150,7 @@ test: testdata-js
 	$(TESTPROGRESS) -pass plain \
 		$(GO) test -count=1 -timeout 20m -json -skip '^($(CMD_RACE_TESTS))' ./cmd/wasmgate/ --- \
 		$(GO) test -count=1 -timeout 20m -json $(addprefix ./,$(addsuffix /,$(RACE_FREE))) --- \
-		$(GO) test -count=1 -timeout 20m -json -run '^($(PY_RACE_FREE_TESTS))$$' ./internal/cluster/ --- \
-		$(GO) test -count=1 -timeout 20m -json -run '^($(PY_RACE_FREE_TESTS))$$' ./internal/toolproto/ --- \
-		$(GO) test -count=1 -timeout 20m -json -run '^Example' $(RACE_PKGS); plain=$$?; \
+		$(GO) test -count=1 -timeout 20m -json -run '^(Example.*|$(PY_RACE_FREE_TESTS))$$' $(RACE_PKGS); plain=$$?; \
 	wait $$race; race=$$?; \
 	if [ $$race -ne 0 ] || [ $$plain -ne 0 ]; then echo "make test: the race pass exited $$race, the plain pass $$plain" >&2; exit 1; fi
 
