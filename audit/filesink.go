@@ -590,6 +590,16 @@ func reserve(f logFile, size, n int64) error {
 	return nil
 }
 
+// Durable reports how much of the log is durable (written and fsynced):
+// the number of records and the file's size just after the last of them.
+// A failure cuts the log back no further than this, so a transparency log
+// signs checkpoints only over it (package audit/transparency).
+func (s *FileSink) Durable() (records uint64, size int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.durable.seq, s.durable.size
+}
+
 // Health is nil while the sink accepts records. While it has failed, Health
 // says why and since when; the reason names the cause (e.g. "write: no
 // space left on device") and not the file, as it may be shown to anyone who
