@@ -232,7 +232,8 @@ func (t *Tree) load() error {
 			continue
 		}
 		if i < t.signed.size {
-			return fmt.Errorf("%w: record %d (seq %d), covered by the checkpoint signed at size %d: %v", ErrDiverged, i, i+1, t.signed.size, err)
+			reason := strings.TrimPrefix(err.Error(), ErrDiverged.Error()+": ")
+			return fmt.Errorf("%w: record %d (seq %d), covered by the checkpoint signed at size %d: %s", ErrDiverged, i, i+1, t.signed.size, reason)
 		}
 		n = i
 		if err := t.truncate(n); err != nil {

@@ -346,7 +346,7 @@ func TestVerifyLogDetects(t *testing.T) {
 
 	_, err = transparency.VerifyLog(bytes.NewReader(join(lines[:29])), cp, nil)
 	require.ErrorIs(t, err, transparency.ErrLogMismatch)
-	require.ErrorContains(t, err, "the log has 29 records, the checkpoint signed 30: 1 were removed from its end (truncated)")
+	require.ErrorContains(t, err, "the log has 29 records, the checkpoint signed 30: 1 record was removed from its end (truncated)")
 
 	edited := bytes.Clone(join(lines))
 	edited = bytes.Replace(edited, []byte("trace-12"), []byte("trace-99"), 1)

@@ -75,7 +75,7 @@ func VerifyLog(r io.Reader, c Checkpoint, tree *Tree) (LogReport, error) {
 		}
 	}
 	if rep.Records < c.Size {
-		return rep, fmt.Errorf("transparency: %w: the log has %d records, the checkpoint signed %d: %d were removed from its end (truncated)", ErrLogMismatch, rep.Records, c.Size, c.Size-rep.Records)
+		return rep, fmt.Errorf("transparency: %w: the log has %d records, the checkpoint signed %d: %s removed from its end (truncated)", ErrLogMismatch, rep.Records, c.Size, removed(c.Size-rep.Records))
 	}
 	if len(stack) > 0 {
 		rep.Root = stack[len(stack)-1]
@@ -112,4 +112,11 @@ func (t *Tree) leaf(i int64) (tlog.Hash, error) {
 		return tlog.Hash{}, err
 	}
 	return h[0], nil
+}
+
+func removed(n int64) string {
+	if n == 1 {
+		return "1 record was"
+	}
+	return fmt.Sprintf("%d records were", n)
 }

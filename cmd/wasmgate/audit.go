@@ -19,6 +19,7 @@ const auditHelp = `Usage:
   wasmgate audit verify --nats URL [--nats-prefix P]
   wasmgate audit export --nats URL [--nats-prefix P] > log.jsonl
   wasmgate audit repair FILE [--lock-wait 10s]
+  wasmgate audit keygen|checkpoint|prove|consistency ... (below)
 
 verify checks an audit log: every line canonical JSON with exactly its
 record's members, each hash matching its record, seq counting up from 1,
@@ -49,7 +50,7 @@ func (e env) auditCmd(ctx context.Context, args []string) int {
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(e.stdout, auditHelp)
+		fmt.Fprint(e.stdout, auditHelp+tlogHelp)
 		return exitSuccess
 	case "verify":
 		return e.auditVerifyCmd(ctx, args[1:])
@@ -57,13 +58,21 @@ func (e env) auditCmd(ctx context.Context, args []string) int {
 		return e.auditExportCmd(ctx, args[1:])
 	case "repair":
 		return e.auditRepairCmd(args[1:])
+	case "keygen":
+		return e.auditKeygenCmd(args[1:])
+	case "checkpoint":
+		return e.auditCheckpointCmd(args[1:])
+	case "prove":
+		return e.auditProveCmd(args[1:])
+	case "consistency":
+		return e.auditConsistencyCmd(args[1:])
 	}
-	return e.fail("audit", usagef("unknown subcommand %q (verify, repair, export)", args[0]))
+	return e.fail("audit", usagef("unknown subcommand %q (verify, repair, export, keygen, checkpoint, prove, consistency)", args[0]))
 }
 
 func (e env) auditFlagSet(name string) *flag.FlagSet {
 	fs := newFlagSet(name, e.stderr)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), auditHelp) }
+	fs.Usage = func() { fmt.Fprint(fs.Output(), auditHelp+tlogHelp) }
 	return fs
 }
 
@@ -84,6 +93,12 @@ func (e env) auditVerifyCmd(ctx context.Context, args []string) int {
 	fs := e.auditFlagSet(name)
 	var nf natsFlags
 	nf.register(fs, "verify the audit chain of this NATS JetStream deployment instead of a file")
+	cpFile := fs.String("checkpoint", "", "also check that the log's first records give this signed checkpoint's root (needs --vkey)")
+	proofFile := fs.String("proof", "", "verify this .tlog-proof for a record (--entry, or the log's line at its index; needs --vkey)")
+	entryFile := fs.String("entry", "", "with --proof: a file holding the record's line")
+	vkeyFile := fs.String("vkey", "", "the log's verifier key file (audit keygen prints it)")
+	var wf witnessFlags
+	wf.register(fs)
 	var (
 		path string
 		log  io.Reader
@@ -92,6 +107,22 @@ func (e env) auditVerifyCmd(ctx context.Context, args []string) int {
 	pos, perr := parseInterleaved(fs, args)
 	if perr != nil {
 		return e.fail(name, &usageError{perr.Error()})
+	}
+	if *cpFile != "" || *proofFile != "" {
+		switch {
+		case nf.set():
+			return e.fail(name, usagef("--checkpoint and --proof check a log file or a record: export the deployment's chain first (audit export --nats)"))
+		case *cpFile != "" && *proofFile != "":
+			return e.fail(name, usagef("give --checkpoint or --proof, not both"))
+		case *cpFile != "" && len(pos) != 1:
+			return e.fail(name, usagef("--checkpoint needs exactly one audit log file, got %d arguments", len(pos)))
+		case len(pos) > 1:
+			return e.fail(name, usagef("want at most one audit log file, got %d arguments", len(pos)))
+		}
+		if len(pos) == 1 {
+			path = pos[0]
+		}
+		return e.auditVerifyTlog(name, path, *cpFile, *proofFile, *entryFile, *vkeyFile, wf)
 	}
 	if nf.set() {
 		if len(pos) > 0 {
