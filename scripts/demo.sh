@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The tour of `make demo`: real executors in three languages and JS/TS tools,
 # hostile ones stopped by their limits, a registry, an audit log whose hash
-# chain is verified, and a determinism replay of a corpus, also against that
-# log.
+# chain is verified, a determinism replay of a corpus, also against that
+# log, and a verdict of it proved offline from a signed checkpoint.
 # Every step checks the exit code it expects.
 set -euo pipefail
 
@@ -242,9 +242,35 @@ expect 0 "$BIN" replay --config testdata/registry.json --corpus testdata/corpus.
 step "Replay against the audit log: audited requests in the corpus give the audited digests" "$BIN replay --config testdata/registry.json --corpus testdata/corpus.jsonl --runs 1 --audit audit.jsonl"
 expect 0 "$BIN" replay --config testdata/registry.json --corpus testdata/corpus.jsonl --runs 1 --audit "$AUDIT"
 
-step "Editing one record is detected" "sed -i '2s/\"executor_version\":\"1.0.0\"/\"executor_version\":\"1.0.1\"/' audit.jsonl; $BIN audit verify audit.jsonl"
+# The transparency log (docs/AUDIT.md): the proof of a verdict is kept in
+# bin/demo-proof, so the last command can be copied and run again.
+proof=$(dirname "$BIN")/demo-proof
+rm -rf "$proof" && mkdir -p "$proof"
+step "A key for the log: its records are the leaves of a Merkle tree, and it signs checkpoints" "$BIN audit keygen --origin demo.wasmgate.example/audit --out log.key > log.vkey"
+"$BIN" audit keygen --origin demo.wasmgate.example/audit --out "$work/log.key" >"$proof/log.vkey"
+cat "$proof/log.vkey"
+step "A signed checkpoint: origin, size, root" "$BIN audit checkpoint audit.jsonl --key log.key"
+"$BIN" audit checkpoint "$AUDIT" --key "$work/log.key" >"$work/checkpoint"
+cat "$work/checkpoint"
+seq=$(wc -l <"$AUDIT")
+step "An inclusion proof of the last verdict (seq $seq): index, path, checkpoint (c2sp.org/tlog-proof)" "$BIN audit prove audit.jsonl --seq $seq --key log.key > verdict.tlog-proof"
+"$BIN" audit prove "$AUDIT" --seq "$seq" --key "$work/log.key" >"$proof/verdict.tlog-proof"
+cat "$proof/verdict.tlog-proof"
+sed -n "${seq}p" "$AUDIT" >"$proof/verdict.json"
+
+step "Editing one record is detected by the chain" "sed -i '2s/\"executor_version\":\"1.0.0\"/\"executor_version\":\"1.0.1\"/' audit.jsonl; $BIN audit verify audit.jsonl"
+cp "$AUDIT" "$work/intact.jsonl"
 sed -i '2s/"executor_version":"1.0.0"/"executor_version":"1.0.1"/' "$AUDIT"
 expect 1 "$BIN" audit verify "$AUDIT"
 cat "$work/stderr"
+
+step "Removing the last records passes the chain, not the checkpoint" "sed -i '\$d' audit.jsonl; sed -i '\$d' audit.jsonl; $BIN audit verify audit.jsonl; $BIN audit verify audit.jsonl --checkpoint checkpoint --vkey log.vkey"
+head -n -2 "$work/intact.jsonl" >"$AUDIT"
+expect 0 "$BIN" audit verify "$AUDIT"
+expect 1 "$BIN" audit verify "$AUDIT" --checkpoint "$work/checkpoint" --vkey "$proof/log.vkey"
+cat "$work/stderr"
+
+step "Anyone checks the verdict offline: its line, the proof and the log's key, no log" "$BIN audit verify --proof $proof/verdict.tlog-proof --entry $proof/verdict.json --vkey $proof/log.vkey"
+expect 0 "$BIN" audit verify --proof "$proof/verdict.tlog-proof" --entry "$proof/verdict.json" --vkey "$proof/log.vkey"
 
 printf '\n\033[1mdemo: every step behaved as expected\033[0m\n'
