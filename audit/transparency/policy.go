@@ -422,7 +422,7 @@ func policyURL(s string) (string, error) {
 // types, and returns the public key it wraps (for duplicate detection,
 // which ignores the key's name and ID).
 func parseVKey(vkey string, types ...byte) (note.Verifier, string, error) {
-	parts := strings.Split(vkey, "+")
+	parts := strings.SplitN(vkey, "+", 3) // base64 has pluses too
 	if len(parts) != 3 {
 		return nil, "", fmt.Errorf("%q is not a vkey (<name>+<key id>+<base64 key>)", vkey)
 	}

@@ -132,8 +132,8 @@ func cosignatureSigner(skey string) (*torchwood.CosignatureSigner, error) {
 	if _, err := note.NewSigner(skey); err != nil {
 		return nil, fmt.Errorf("transparency: witness signer key: %w (want an Ed25519 signed-note signer key, as 'wasmgate witness keygen' writes)", err)
 	}
-	parts := strings.Split(skey, "+")
-	raw, err := base64.StdEncoding.DecodeString(parts[len(parts)-1])
+	parts := strings.SplitN(skey, "+", 5) // base64 has pluses too
+	raw, err := base64.StdEncoding.DecodeString(parts[4])
 	if err != nil || len(raw) != 1+ed25519.SeedSize {
 		return nil, errors.New("transparency: witness signer key: not an Ed25519 seed")
 	}
