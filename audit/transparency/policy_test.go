@@ -12,6 +12,7 @@ import (
 	"filippo.io/torchwood"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	fnote "github.com/transparency-dev/formats/note"
 	"github.com/transparency-dev/formats/witness"
 	"golang.org/x/mod/sumdb/note"
 
@@ -60,6 +61,8 @@ func TestParsePolicyFollowsTheSpec(t *testing.T) {
 	logPub, err := note.NewEd25519VerifierKey("example.com/renamed", ed25519.PublicKey(mustVKeyKey(t, log.vkey)))
 	require.NoError(t, err)
 	w1Again := policyWitnessWithKey(t, "w.example/renamed", w1.priv)
+	_, mldsaVKey, err := fnote.GenerateMLDSAKey("w.example/pq")
+	require.NoError(t, err)
 	wrongID := w1.vkey[:strings.Index(w1.vkey, "+")+1] + "00000000" + w1.vkey[strings.Index(w1.vkey, "+")+9:]
 
 	tests := []struct {
@@ -83,6 +86,7 @@ quorum X-and-Y
 		{name: "URLs optional", text: fmt.Sprintf("log %s https://log.example/\nwitness A %s https://w1.example/sub\nwitness B %s\ngroup G all A B\nquorum G\n", log.vkey, w1.vkey, w2.vkey), members: []string{"A", "B"}},
 		{name: "no newline at the end", text: fmt.Sprintf("witness A %s\nquorum A", w1.vkey), members: []string{"A"}},
 		{name: "high-bit octets are opaque in names", text: fmt.Sprintf("witness K %s\nwitness \u212a %s\nwitness a\u00a0b %s\ngroup G 3 K \u212a a\u00a0b\nquorum G\n", w1.vkey, w2.vkey, w3.vkey), members: []string{"K", "\u212a", "a\u00a0b"}},
+		{name: "an ML-DSA-44 witness key", text: fmt.Sprintf("witness PQ %s\nquorum PQ\n", mldsaVKey), members: []string{"PQ"}},
 		{name: "definitions after the quorum", text: fmt.Sprintf("quorum none\nwitness A %s\n", w1.vkey), members: []string{"A"}},
 		{name: "a witness both in a group and the quorum's own", text: fmt.Sprintf("witness A %s\ngroup G any A\nquorum A\n", w1.vkey), members: []string{"A"}},
 

@@ -150,6 +150,13 @@ func (w *Witness) VKey() string { return w.vkey }
 
 // load reads a log's state file, if any.
 func (w *Witness) load(l *witnessedLog) error {
+	// A crash between writing and renaming leaves a temporary file: the
+	// state is the file it was meant to replace.
+	if stale, err := filepath.Glob(l.file + ".tmp-*"); err == nil {
+		for _, f := range stale {
+			os.Remove(f)
+		}
+	}
 	data, err := os.ReadFile(l.file)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

@@ -211,13 +211,20 @@ func TestWitnessCosignsFirstCheckpointAndGrowth(t *testing.T) {
 	f.requireCosigned(t, cp12, again)
 
 	// The state outlives the process: a new witness on the directory
-	// knows size 12.
+	// knows size 12 (and drops what a crash before a rename left).
+	sum := sha256.Sum256([]byte(f.log.origin))
+	stale := filepath.Join(f.dir, hex.EncodeToString(sum[:])+".tmp-123")
+	require.NoError(t, os.WriteFile(stale, []byte("half a checkpoint"), 0o600))
 	w2, err := transparency.NewWitness(f.skey, f.dir, f.log.vkey)
 	require.NoError(t, err)
 	srv2 := httptest.NewServer(w2)
 	defer srv2.Close()
 	_, err = transparency.AddCheckpoint(context.Background(), nil, srv2.URL, 5, f.log.proof(t, 5, 12), cp12)
 	assert.Equal(t, &transparency.ConflictError{Size: 12}, err)
+	assert.NoFileExists(t, stale)
+	entries, err := os.ReadDir(f.dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "one state file per log, no temporary file left")
 }
 
 func TestWitnessConflictNamesItsSize(t *testing.T) {
