@@ -74,6 +74,7 @@ Usage:
   wasmgate replay --wasm FILE|--js FILE|--py FILE|--config FILE --corpus R.jsonl  re-run requests on every engine; report divergences
   wasmgate publish --nats URL --config FILE                             put a registry, its modules and tools in a NATS JetStream deployment
   wasmgate worker --nats URL [--concurrency N]                          execute a NATS deployment's requests (serve, rep and run take --nats)
+  wasmgate witness --key FILE --log VKEY --state DIR | witness keygen   cosign transparency log checkpoints that grow append-only (C2SP tlog-witness)
 
 Exit codes: 0 SUCCESS, 1 FAILED, 2 usage error, 3 BLOCKED, 4 internal error,
             5 divergence (replay: results differ between runs, engines or the audit log).
@@ -133,6 +134,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.workerCmd(ctx, rest)
 	case "publish":
 		return e.publishCmd(ctx, rest)
+	case "witness":
+		return e.witnessCmd(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitSuccess
