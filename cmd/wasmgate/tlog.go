@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"filippo.io/torchwood"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/wasmgate/wasmgate/audit"
@@ -82,6 +83,19 @@ func loadSigner(file string) (note.Signer, error) {
 		return nil, usagef("--key %s: not a signer key (%v); 'wasmgate audit keygen' writes one", file, err)
 	}
 	return s, nil
+}
+
+// signerVerifier is the verifier of the signer key in file.
+func signerVerifier(file string) (note.Verifier, error) {
+	skey, err := readKeyFile("key", file)
+	if err != nil {
+		return nil, err
+	}
+	v, err := torchwood.NewVerifierFromSigner(skey)
+	if err != nil {
+		return nil, usagef("--key %s: %v", file, err)
+	}
+	return v, nil
 }
 
 func loadVerifier(file string) (note.Verifier, error) {
@@ -203,7 +217,11 @@ func (e env) auditProveCmd(args []string) int {
 	if err != nil {
 		return e.tlogFail(name, err)
 	}
-	if p.Checkpoint, err = wf.cosign(tree, p.Checkpoint); err != nil {
+	logKey, err := signerVerifier(*key)
+	if err != nil {
+		return e.fail(name, err)
+	}
+	if p.Checkpoint, err = wf.cosign(tree, p.Checkpoint, logKey); err != nil {
 		return e.fail(name, err)
 	}
 	e.stdout.Write(p.Marshal())
