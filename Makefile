@@ -116,7 +116,7 @@ RACE_TESTS := TestOutputIsDeterministic|TestStoreAddConcurrently|TestServerFollo
 # pass runs them, with the Examples of those packages (one command a
 # package: testprogress follows a package's tests by its name).
 PY_RACE_FREE_TESTS := TestRegistryPublishesPythonExecutors|TestServePythonTool
-CMD_RACE_TESTS := Test(Serve|MCP|Rep[A-Z]|NATS|Cluster|ToolRun|ToolServe|ToolConfig|ToolDigest|ToolStore|HostileTablesServe)
+CMD_RACE_TESTS := Test(Serve|MCP|Rep[A-Z]|NATS|Cluster|ToolRun|ToolServe|ToolConfig|ToolDigest|ToolStore|HostileTablesServe|Witness)
 RACE_PKGS = $(filter-out $(addprefix $(MODULE)/,$(RACE_FREE) cmd/wasmgate),$(shell $(GO) list $(PKGS)))
 # go run, not a binary in bin/: make test and make test-wasmtime run at
 # the same time, and one must not replace the program the other runs.

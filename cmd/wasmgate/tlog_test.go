@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"os"
 	"path/filepath"
@@ -10,10 +11,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	formatslog "github.com/transparency-dev/formats/log"
+	fnote "github.com/transparency-dev/formats/note"
 	formatsproof "github.com/transparency-dev/formats/proof"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/wasmgate/wasmgate/audit/transparency"
 )
 
 // TestAuditTransparencyCommands runs what docs/AUDIT.md shows: keygen,
@@ -152,3 +156,72 @@ func readFile(t *testing.T, path string) string {
 }
 
 func decodeB64(s string) ([]byte, error) { return base64.StdEncoding.DecodeString(s) }
+
+// TestWitnessCosignsProofsAndRefusesAFork: prove asks a running witness to
+// cosign; verify requires its cosignature (k of n, and a tlog-policy
+// file); a forked log signed with the same key is refused by the witness,
+// so its proof cannot meet the policy.
+func TestWitnessCosignsProofsAndRefusesAFork(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.jsonl")
+	for n := range 2 {
+		require.Equal(t, exitSuccess, sumRun(t, log, n).code)
+	}
+	key := filepath.Join(dir, "log.key")
+	r := wasmgate(t, "", "audit", "keygen", "--origin", "example.com/audit", "--out", key)
+	require.Equal(t, exitSuccess, r.code, r.stderr)
+	logVKey := strings.TrimSpace(r.stdout)
+
+	wkey := filepath.Join(dir, "w.key")
+	r = wasmgate(t, "", "witness", "keygen", "--name", "witness.example/w1", "--out", wkey)
+	require.Equal(t, exitSuccess, r.code, r.stderr)
+	wvkey := strings.TrimSpace(r.stdout)
+	b := startBackground(t, func(s string) bool { return servedURL(s) != "" },
+		"witness", "--key", wkey, "--log", logVKey, "--state", filepath.Join(dir, "state"), "--addr", "127.0.0.1:0")
+	url := servedURL(b.stderr.String())
+
+	proofFile := filepath.Join(dir, "p.tlog-proof")
+	r = wasmgate(t, "", "audit", "prove", log, "--seq", "2", "--key", key, "--witness", wvkey+"="+url)
+	require.Equal(t, exitSuccess, r.code, r.stderr)
+	require.NoError(t, os.WriteFile(proofFile, []byte(r.stdout), 0o644))
+	cosigVerifier, err := fnote.NewVerifierForCosignatureV1(wvkey)
+	require.NoError(t, err)
+	logVerifier, err := note.NewVerifier(logVKey)
+	require.NoError(t, err)
+	p, err := transparency.ParseProof([]byte(r.stdout))
+	require.NoError(t, err)
+	opened, err := note.Open(p.Checkpoint, note.VerifierList(logVerifier, cosigVerifier))
+	require.NoError(t, err, "sumdb/note verifies the log's signature and the witness's cosignature")
+	require.Len(t, opened.Sigs, 2)
+
+	r = wasmgate(t, "", "audit", "verify", log, "--proof", proofFile, "--vkey", logVKey, "--witness", wvkey)
+	require.Equal(t, exitSuccess, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "cosigned by witness.example/w1 (the witness policy is met)")
+
+	// A second witness the proof lacks: 2 of 2 fails, 1 of 2 passes.
+	_, other, err := note.GenerateKey(rand.Reader, "witness.example/w2")
+	require.NoError(t, err)
+	otherCosig, err := fnote.VKeyToCosignatureV1(other)
+	require.NoError(t, err)
+	r = wasmgate(t, "", "audit", "verify", log, "--proof", proofFile, "--vkey", logVKey, "--witness", wvkey, "--witness", otherCosig)
+	assert.Equal(t, exitFailed, r.code)
+	assert.Contains(t, r.stderr, "witness quorum not met")
+	r = wasmgate(t, "", "audit", "verify", log, "--proof", proofFile, "--vkey", logVKey, "--witness", wvkey, "--witness", otherCosig, "--witness-quorum", "1")
+	assert.Equal(t, exitSuccess, r.code, r.stderr)
+	policy := filepath.Join(dir, "policy")
+	require.NoError(t, os.WriteFile(policy, []byte("log "+logVKey+"\nwitness w1 "+wvkey+"\nwitness w2 "+otherCosig+"\ngroup both all w1 w2\nquorum both\n"), 0o644))
+	r = wasmgate(t, "", "audit", "verify", log, "--proof", proofFile, "--vkey", logVKey, "--witness-policy", policy)
+	assert.Equal(t, exitFailed, r.code)
+	assert.Contains(t, r.stderr, "cosigned by w1; the quorum needs both = all of [w1, w2]")
+
+	// A fork: another log of the same size, signed with the same key. The
+	// witness has cosigned the first history and refuses this one.
+	fork := filepath.Join(dir, "fork.jsonl")
+	for n := range 2 {
+		require.Equal(t, exitSuccess, sumRun(t, fork, 50+n).code)
+	}
+	r = wasmgate(t, "", "audit", "prove", fork, "--seq", "2", "--key", key, "--witness", wvkey+"="+url)
+	assert.Equal(t, exitInternal, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "422")
+	assert.Contains(t, r.stderr, "witness quorum not met")
+}
