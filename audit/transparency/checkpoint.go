@@ -1,7 +1,6 @@
 package transparency
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -104,11 +103,4 @@ func (t *Tree) Sign(signer note.Signer, n int64) ([]byte, error) {
 		return nil, fmt.Errorf("transparency: sign a checkpoint of %s at size %d: %w", t.logPath, n, err)
 	}
 	return note.Sign(&note.Note{Text: checkpointBody(signer.Name(), n, root)}, signer)
-}
-
-// AddSignatures appends signature lines (a witness's add-checkpoint answer,
-// "— name base64\n" each) to a signed note, after its own.
-func AddSignatures(signed, lines []byte) []byte {
-	out := bytes.Clone(signed)
-	return append(out, lines...)
 }

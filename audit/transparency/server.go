@@ -176,7 +176,7 @@ func parseTilePath(path string) (tlog.Tile, error) {
 		return tlog.Tile{}, fmt.Errorf("not a tile path: %q", path)
 	}
 	t, err := tlog.ParseTilePath(sumdb)
-	if err != nil || t.H != TileHeight {
+	if err != nil || t.H != tileHeight {
 		return tlog.Tile{}, fmt.Errorf("malformed tile path %q: want tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>]", path)
 	}
 	return t, nil

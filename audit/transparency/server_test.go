@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	formatslog "github.com/transparency-dev/formats/log"
 	"github.com/stretchr/testify/require"
+	formatslog "github.com/transparency-dev/formats/log"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/wasmgate/wasmgate/audit"

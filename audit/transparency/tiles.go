@@ -7,8 +7,8 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// TileHeight is the height of C2SP tlog-tiles: 256 hashes a tile.
-const TileHeight = 8
+// tileHeight is the height of C2SP tlog-tiles: 256 hashes a tile.
+const tileHeight = 8
 
 // maxEntry is the longest record an entry bundle can carry (a uint16
 // length prefix).
@@ -17,12 +17,12 @@ const maxEntry = 1<<16 - 1
 // ReadTile returns tile t of the tree at size n, as C2SP tlog-tiles serves
 // it: for t.L ≥ 0, the concatenated hashes of a Merkle tree tile; for
 // t.L = -1, an entry bundle (each record's line, without its newline,
-// after its length as a big-endian uint16). t.H must be TileHeight, and
+// after its length as a big-endian uint16). t.H must be tileHeight, and
 // the tile must lie within the first n records (C2SP: empty tiles are not
 // served, nor partial ones wider than the tree).
 func (t *Tree) ReadTile(tile tlog.Tile, n int64) ([]byte, error) {
-	if tile.H != TileHeight || tile.W < 1 || tile.W > 1<<TileHeight || tile.L < -1 || tile.N < 0 {
-		return nil, fmt.Errorf("transparency: tile %+v is not a tile of height %d with a width from 1 to 256", tile, TileHeight)
+	if tile.H != tileHeight || tile.W < 1 || tile.W > 1<<tileHeight || tile.L < -1 || tile.N < 0 {
+		return nil, fmt.Errorf("transparency: tile %+v is not a tile of height %d with a width from 1 to 256", tile, tileHeight)
 	}
 	level := max(tile.L, 0)
 	// The tile's last hash covers records up to this end (C2SP tlog-tiles:
@@ -30,8 +30,8 @@ func (t *Tree) ReadTile(tile tlog.Tile, n int64) ([]byte, error) {
 	if level > 6 {
 		return nil, fmt.Errorf("transparency: tile level %d is beyond any tree of this log", tile.L)
 	}
-	end := (tile.N<<TileHeight + int64(tile.W)) << (TileHeight * level)
-	if tile.N > (int64(1)<<62)>>(TileHeight*(level+1)) || end > n {
+	end := (tile.N<<tileHeight + int64(tile.W)) << (tileHeight * level)
+	if tile.N > (int64(1)<<62)>>(tileHeight*(level+1)) || end > n {
 		return nil, fmt.Errorf("transparency: tile %s is beyond the tree's %d records", tilePath(tile), n)
 	}
 	t.mu.Lock()
@@ -43,7 +43,7 @@ func (t *Tree) ReadTile(tile tlog.Tile, n int64) ([]byte, error) {
 		return tlog.ReadTileData(tile, hashReader{t})
 	}
 	var out []byte
-	for i := tile.N << TileHeight; i < end; i++ {
+	for i := tile.N << tileHeight; i < end; i++ {
 		line, err := t.readEntry(i)
 		if err != nil {
 			return nil, err

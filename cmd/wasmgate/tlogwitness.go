@@ -127,7 +127,8 @@ func (w witnessFlags) cosign(tree *transparency.Tree, checkpoint []byte, logKey 
 			errs = append(errs, fmt.Errorf("witness %s (%s): %w", wit.Name, url, err))
 			continue
 		}
-		out = transparency.AddSignatures(out, sigs)
+		// Cosignatures are signature lines: they follow the log's own.
+		out = append(out[:len(out):len(out)], sigs...)
 	}
 	if asked == 0 {
 		return nil, usagef("no witness to ask: give --witness VKEY=URL, or a policy whose witness lines have URLs")

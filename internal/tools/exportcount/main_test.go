@@ -75,7 +75,13 @@ func TestRefusesCodeThatDoesNotParse(t *testing.T) {
 // maxPublicNames is issue 25's bound on wasmgate's public surface: what an
 // embedder can name outside internal/, cmd/ and bench/. A change that needs
 // more makes the case for it here, in review.
-const maxPublicNames = 300
+//
+// Issue 27 raised it from 300 for package audit/transparency (28 names):
+// an embedder that keeps a transparency log beside its audit log, serves
+// it, verifies proofs or runs a witness names the tree, checkpoints,
+// proofs, the server, the trust policy and the witness; the commands are
+// built on the same API.
+const maxPublicNames = 320
 
 func TestThePublicSurfaceStaysSmall(t *testing.T) {
 	counts, err := count(filepath.Join("..", "..", ".."))
