@@ -13,6 +13,11 @@
 // truncated or rewritten log, or two different histories shown to two
 // parties, are caught.
 //
+// A Server publishes a Tree over HTTP as C2SP tlog-tiles. A Witness (C2SP
+// tlog-witness) cosigns a log's checkpoints only when they extend the last
+// it cosigned, and Cosign asks one to; a Policy (C2SP tlog-policy) says
+// which logs and how many witnesses a verifier requires.
+//
 // # Notes
 //
 //   - Tree keeps its hashes in a directory beside the log (LOG.tlog), so
