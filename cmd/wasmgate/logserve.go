@@ -151,15 +151,15 @@ func checkpointSignerFile(path string) (note.Signer, string, error) {
 	skey := strings.TrimSpace(string(b))
 	signer, err := note.NewSigner(skey)
 	if err != nil {
-		what := "a signer key (PRIVATE+KEY+ORIGIN+HASH+KEY)"
-		if !strings.HasPrefix(skey, "PRIVATE+KEY+") && strings.Count(skey, "+") == 2 {
-			what += "; it looks like a verifier key, which only checks checkpoints"
+		if _, verr := note.NewVerifier(skey); verr == nil {
+			return nil, "", fmt.Errorf("--audit-key %s: a verifier key, which checks checkpoints but cannot sign them: give the signer key 'wasmgate audit keygen' wrote to its --out file", path)
 		}
-		return nil, "", fmt.Errorf("--audit-key %s: not %s: %w; make one with 'wasmgate audit keygen --origin ORIGIN --out %s'", path, what, err, path)
+		return nil, "", fmt.Errorf("--audit-key %s: not a signer key (PRIVATE+KEY+ORIGIN+HASH+KEY): %w; make one with 'wasmgate audit keygen --origin ORIGIN --out %s'", path, err, path)
 	}
-	// NewSigner checked the encoding and that the key hash matches the
-	// public key: the seed is the 32 bytes after the algorithm byte.
-	raw, _ := base64.StdEncoding.DecodeString(skey[strings.LastIndexByte(skey, '+')+1:])
+	// NewSigner checked the encoding (PRIVATE+KEY+name+hash+base64, whose
+	// base64 may hold '+' too) and that the key hash matches the public
+	// key: the seed is the 32 bytes after the algorithm byte.
+	raw, _ := base64.StdEncoding.DecodeString(strings.SplitN(skey, "+", 5)[4])
 	pub := ed25519.NewKeyFromSeed(raw[1:]).Public().(ed25519.PublicKey)
 	vkey, err := note.NewEd25519VerifierKey(signer.Name(), pub)
 	if err != nil {
