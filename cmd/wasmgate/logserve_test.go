@@ -263,3 +263,34 @@ func TestServeLogRefusals(t *testing.T) {
 		})
 	}
 }
+
+// takeChainIndex removes the leaf index a result from a NATS deployment
+// carries (key, in m or, with nested, in m[nested]) and checks that it
+// names a verdict of the deployment's audit chain (as `wasmgate audit
+// export` writes it) with the result's trace id, action and input digest.
+// It returns the index.
+func takeChainIndex(t *testing.T, url string, m map[string]any, nested, key string) uint64 {
+	t.Helper()
+	res := m
+	if nested != "" {
+		res = m[nested].(map[string]any)
+	}
+	raw, ok := res[key]
+	require.True(t, ok, "a result from the deployment names its verdict's leaf (%s): %v", key, m)
+	delete(res, key)
+	index := uint64(raw.(float64))
+	out := wasmgate(t, "", "audit", "export", "--nats", url)
+	require.Equal(t, exitSuccess, out.code, out.stderr)
+	lines := strings.Split(strings.TrimSuffix(out.stdout, "\n"), "\n")
+	require.Less(t, index, uint64(len(lines)), "leaf %d of a chain of %d records", index, len(lines))
+	var rec audit.Record
+	require.NoError(t, json.Unmarshal([]byte(lines[index]), &rec))
+	assert.Equal(t, index+1, rec.Seq)
+	assert.Equal(t, audit.EventActionAudit, rec.EventType, "leaf %d is a verdict", index)
+	for _, f := range [][2]string{{"trace_id", rec.TraceID}, {"traceId", rec.TraceID}, {"action", rec.Action}, {"input_digest", rec.InputDigest}, {"inputDigest", rec.InputDigest}} {
+		if v, ok := res[f[0]]; ok {
+			assert.Equal(t, f[1], v, "leaf %d's %s", index, f[0])
+		}
+	}
+	return index
+}
