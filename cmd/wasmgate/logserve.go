@@ -26,8 +26,7 @@ const logHelp = `Usage:
   wasmgate log LOG --audit-key KEYFILE [--addr 127.0.0.1:7381] [--log-format text|json]
 
 Publishes the audit log LOG, which another process writes (a serve, rep,
-mcp or run with --audit FILE; or a NATS deployment's chain written by
-'wasmgate audit export'), as a C2SP transparency log, read-only:
+mcp or run with --audit FILE), as a C2SP transparency log, read-only:
 GET /checkpoint (a checkpoint signed with KEYFILE, re-signed every second
 while records are added) and GET /tile/<L>/<N>[.p/<W>] and
 /tile/entries/<N>[.p/<W>] as C2SP tlog-tiles lays them out, so that a
@@ -38,6 +37,13 @@ KEYFILE is a signer key made by 'wasmgate audit keygen --origin ORIGIN
 --out KEYFILE'; its name is the log's origin. The verifier key to give
 verifiers is logged at start, with the address. The tree's hashes are kept
 beside the log, in LOG.tlog.
+
+The server follows a log that grows by appends: every complete line is
+signed as it appears. A NATS deployment's chain is published from its
+export ('wasmgate audit export --nats URL > LOG'); a later export is a new
+file, which a new 'wasmgate log' publishes (its checkpoints extend the
+earlier ones, as the chain only grows). A log cut back or rewritten below
+a signed checkpoint is refused, naming the record.
 
 Flags:
 `
