@@ -241,6 +241,16 @@ bench-python: engine
 bench-audit: build
 	$(GO) run ./bench/auditsink -wasmgate $(BIN)
 
+# The transparency log (issue 27): durable `wasmgate serve` with
+# --audit-key (checkpoints signed every second, tiles) vs without, in
+# interleaved rounds ("audit-checkpoints-vs-none RATIO" on stdout); then
+# inclusion proof latency by log size (1e3 to 1e6 records) and one
+# `audit prove --seq 1` of a million-record log, open to close.
+.PHONY: bench-tlog
+bench-tlog: build
+	$(GO) run ./bench/auditsink -checkpoints -wasmgate $(BIN)
+	$(GO) test -run '^$$' -bench 'BenchmarkInclusionProof|BenchmarkProveRecord1Of1M' -benchtime 2000x -count 1 ./audit/transparency/
+
 # Fuel units per wall-clock second, compiled Wasm guests and JS tools side
 # by side: what the default fuel is sized from (see docs/BENCHMARKS.md,
 # Issue 14).

@@ -179,7 +179,13 @@ func TestRuntimeDryRunRecordsNothing(t *testing.T) {
 	assert.Equal(t, res.OutputDigest, rec.OutputDigest)
 	assert.Len(t, rec.ModuleDigest, 64)
 	assert.Empty(t, sink.Records(), "the runtime's log has nothing of it")
+	assert.Nil(t, res.AuditIndex, "no log's tree has the dry run's verdict")
 	assert.Equal(t, wasmgate.EngineWazero, rt.Engine())
+
+	res, err = rt.Execute(context.Background(), sumRequest(`{"numbers":[1,2]}`))
+	require.NoError(t, err)
+	require.NotNil(t, res.AuditIndex, "an execution's verdict is in the log")
+	assert.EqualValues(t, 1, *res.AuditIndex)
 }
 
 func TestRuntimeChangesAfterClose(t *testing.T) {

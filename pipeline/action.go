@@ -107,6 +107,13 @@ type ActionResult struct {
 	// ExitCode is the exit status of a program (RunProgram) that ended by
 	// itself; nil for an action, and for a program a limit stopped.
 	ExitCode *int `json:"exit_code,omitempty"`
+	// AuditIndex is the verdict record's leaf index in the audit log's
+	// Merkle tree (package audit/transparency): its seq − 1, so that a
+	// caller can fetch its inclusion proof later (`wasmgate audit prove LOG
+	// --seq INDEX+1`). Nil when no verdict was recorded in a log: the
+	// record could not be written, or the runtime keeps no log (an
+	// audit.DiscardSink, a DryRun).
+	AuditIndex *uint64 `json:"audit_index,omitempty"`
 
 	// Stage is the step of the governed path that decided the verdict, and
 	// Failure what kind of failure it is (FailureNone for SUCCESS): fronts

@@ -135,13 +135,20 @@ func (p *Pipeline) finish(ctx context.Context, res ActionResult, start time.Time
 		// take the verdict either.
 		return res, nil
 	}
-	if _, err := p.sink.Append(context.WithoutCancel(ctx), auditRecord(res, tr)); err != nil {
+	rec, err := p.sink.Append(context.WithoutCancel(ctx), auditRecord(res, tr))
+	if err != nil {
 		res.Status = StatusBlocked
 		res.ReasonCodes = append(res.ReasonCodes, AuditLogFailed)
 		res.Output, res.OutputDigest = nil, nil
 		res.Message = fmt.Sprintf("audit record could not be written: %v", err)
 		p.classify(&res, tr)
 		return res, runErr
+	}
+	// A DiscardSink numbers records it keeps nowhere: no proof could be
+	// fetched for that index.
+	if _, discarded := p.sink.(*audit.DiscardSink); !discarded && rec.Seq > 0 {
+		index := rec.Seq - 1
+		res.AuditIndex = &index
 	}
 	return res, runErr
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -104,6 +105,44 @@ func TestAuditFailureAfterRunningBlocksTheResult(t *testing.T) {
 	assert.Nil(t, res.OutputDigest)
 	assert.Contains(t, res.Message, "audit record could not be written: disk full")
 	assert.Len(t, sink.Records(), 1, "the attempt stays, unanswered")
+	assert.Nil(t, res.AuditIndex, "no verdict in the log, no leaf to prove")
+}
+
+// A verdict names its leaf in the log's Merkle tree (seq − 1), past the
+// attempt and every record before it; a sink that keeps nothing gives none.
+func TestVerdictNamesItsLeafIndex(t *testing.T) {
+	reg := NewRegistry()
+	require.NoError(t, reg.AddExecutor("text_upper", textExecutor()))
+	require.NoError(t, reg.AddAction("x", Route{Executor: "text_upper", Version: "*"}))
+	ctx := context.Background()
+
+	sink := audit.NewMemorySink()
+	p := New(reg, sink)
+	for _, want := range []uint64{1, 3} { // attempt 0, verdict 1; attempt 2, verdict 3
+		res, err := p.Execute(ctx, ActionRequest{Action: "x", Payload: json.RawMessage(`{"a":1}`)})
+		require.NoError(t, err)
+		require.NotNil(t, res.AuditIndex)
+		assert.Equal(t, want, *res.AuditIndex)
+		verdicts := sink.Verdicts()
+		assert.Equal(t, verdicts[len(verdicts)-1].Seq-1, *res.AuditIndex)
+		b, err := json.Marshal(res)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), fmt.Sprintf(`"audit_index":%d`, want))
+	}
+	// Refused before running: the verdict alone is recorded.
+	res, err := p.Execute(ctx, ActionRequest{Action: "nope", Payload: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, []ReasonCode{ActionUnknown}, res.ReasonCodes)
+	require.NotNil(t, res.AuditIndex)
+	assert.EqualValues(t, 4, *res.AuditIndex)
+
+	res, err = New(reg, audit.NewDiscardSink()).Execute(ctx, ActionRequest{Action: "x", Payload: json.RawMessage(`{"a":1}`)})
+	require.NoError(t, err)
+	assert.Equal(t, StatusSuccess, res.Status)
+	assert.Nil(t, res.AuditIndex, "a DiscardSink keeps no log")
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "audit_index")
 }
 
 func TestEnvIsAuditedAsADigest(t *testing.T) {

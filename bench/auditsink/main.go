@@ -18,10 +18,20 @@
 //
 //	audit-durable-vs-none 0.83
 //
+// With -checkpoints it measures what publishing the log as a transparency
+// log costs instead (issue 27): both servers keep a durable --audit log,
+// one with --audit-key (its tree hashed beside the log and a checkpoint
+// signed every second while it grows), one without; the figure is
+// checkpoints-on throughput / off, and stdout gets
+//
+//	audit-checkpoints-vs-none 0.98
+//
+// The published checkpoint must verify and cover the log at the end.
+//
 // Run it from the module root (it builds the wasmgate command from there,
 // unless -wasmgate names one already built):
 //
-//	go run ./bench/auditsink [-clients 8] [-rounds 6] [-duration 3s] [-wasmgate bin/wasmgate]
+//	go run ./bench/auditsink [-clients 8] [-rounds 6] [-duration 3s] [-wasmgate bin/wasmgate] [-checkpoints]
 package main
 
 import (
@@ -45,6 +55,9 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/wasmgate/wasmgate/audit/transparency"
 	"github.com/wasmgate/wasmgate/bench/internal/gobuild"
 	"github.com/wasmgate/wasmgate/bench/internal/report"
 	"github.com/wasmgate/wasmgate/bench/internal/serveproc"
@@ -57,6 +70,11 @@ const (
 	// target is the issue's: durable throughput at least 0.8x that without
 	// an audit file.
 	target = 0.8
+	// checkpointsTarget is issue 27's: serving with checkpoints on at least
+	// 0.95x the throughput with them off.
+	checkpointsTarget = 0.95
+	// checkpointsOrigin names the benchmark's log.
+	checkpointsOrigin = "bench.wasmgate.example/audit"
 )
 
 type options struct {
@@ -66,6 +84,9 @@ type options struct {
 	warmup   int           // unmeasured calls per client and server first
 	wasmgate string        // "" builds ./cmd/wasmgate
 	perf     bool
+	// checkpoints compares durable serving with --audit-key against
+	// durable serving without.
+	checkpoints bool
 }
 
 func main() {
@@ -76,6 +97,7 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup", 50, "unmeasured calls per client and server first")
 	flag.StringVar(&o.wasmgate, "wasmgate", "", "a wasmgate command already built (default: build ./cmd/wasmgate)")
 	flag.BoolVar(&o.perf, "perf", true, "count the durable server's fsync, fdatasync and write syscalls with perf(1), when it can")
+	flag.BoolVar(&o.checkpoints, "checkpoints", false, "compare durable serve with --audit-key (signed checkpoints, tiles) against durable serve without, instead of durable against no audit file")
 	flag.Parse()
 	if o.clients < 1 || o.rounds < 1 || o.duration <= 0 || o.warmup < 0 {
 		fmt.Fprintln(os.Stderr, "auditsink: -clients, -rounds and -duration must be positive, -warmup at least 0")
@@ -86,13 +108,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "auditsink:", err)
 		os.Exit(1)
 	}
+	if o.checkpoints {
+		fmt.Printf("audit-checkpoints-vs-none %.2f\n", ratio)
+		return
+	}
 	fmt.Printf("audit-durable-vs-none %.2f\n", ratio)
 }
 
 // variant is one server and what its calls came to.
 type variant struct {
 	name    string
-	durable bool
+	durable bool     // the measured server, whose syscalls perf counts
+	log     string   // its --audit log, if any
+	more    []string // its other flags
 	srv     *serveproc.Server
 	calls   int // warm-up included
 	errors  int
@@ -123,15 +151,32 @@ func run(ctx context.Context, o options, w io.Writer) (float64, error) {
 	}
 	perfOK := o.perf && perfWorks(ctx)
 
-	durable := &variant{name: "durable audit file", durable: true}
+	// durable is the measured server, none the baseline.
+	durable := &variant{name: "durable audit file", durable: true, log: filepath.Join(tmp, "audit.jsonl")}
 	none := &variant{name: "no audit file"}
-	auditPath := filepath.Join(tmp, "audit.jsonl")
+	goal, cols := target, "| round | durable (exec/s) | no audit file (exec/s) | durable / none |"
+	var vkey string
+	if o.checkpoints {
+		skey, vk, err := transparency.GenerateKey(checkpointsOrigin)
+		if err != nil {
+			return 0, err
+		}
+		keyFile := filepath.Join(tmp, "log.key")
+		if err := os.WriteFile(keyFile, []byte(skey+"\n"), 0o600); err != nil {
+			return 0, err
+		}
+		vkey = vk
+		durable.name, durable.more = "checkpoints on", []string{"--audit-key", keyFile}
+		none.name, none.log = "checkpoints off", filepath.Join(tmp, "audit-off.jsonl")
+		goal, cols = checkpointsTarget, "| round | checkpoints on (exec/s) | off (exec/s) | on / off |"
+	}
 	for _, v := range []*variant{durable, none} {
 		args := []string{"serve", "--addr", "127.0.0.1:0", "--config", config, "--log-format", "json",
 			"--max-concurrency", strconv.Itoa(o.clients), "--cache-dir", filepath.Join(tmp, "cache")}
-		if v.durable {
-			args = append(args, "--audit", auditPath)
+		if v.log != "" {
+			args = append(args, "--audit", v.log)
 		}
+		args = append(args, v.more...)
 		v.srv, err = serveproc.Start(ctx, bin, args)
 		if err != nil {
 			return 0, err
@@ -191,18 +236,30 @@ func run(ctx context.Context, o options, w io.Writer) (float64, error) {
 			return 0, fmt.Errorf("%s: %d errors, the first: %s", v.name, v.errors, v.first)
 		}
 	}
-	if err := durable.srv.Stop(); err != nil {
-		return 0, err
+	var published string
+	if o.checkpoints {
+		// The last records are signed within a second of the load's end.
+		if published, err = checkpointCovering(ctx, client, durable.srv.URL, vkey, 2*durable.calls); err != nil {
+			return 0, err
+		}
 	}
-	if err := checkLog(ctx, bin, auditPath, durable.calls); err != nil {
-		return 0, err
+	for _, v := range []*variant{durable, none} {
+		if v.log == "" {
+			continue
+		}
+		if err := v.srv.Stop(); err != nil {
+			return 0, err
+		}
+		if err := checkLog(ctx, bin, v.log, v.calls); err != nil {
+			return 0, fmt.Errorf("%s: %w", v.name, err)
+		}
 	}
 
 	med := report.Median(ratios)
 	fmt.Fprintf(w, "Machine: %s, %d CPUs (GOMAXPROCS %d), %s/%s, %s. `wasmgate serve --config testdata/registry.json`, %s on %s, %d keep-alive clients; %d rounds of %s per server, the order alternating.\n\n",
 		report.CPUModel(), goruntime.NumCPU(), goruntime.GOMAXPROCS(0), goruntime.GOOS, goruntime.GOARCH, goruntime.Version(),
 		action, input, o.clients, o.rounds, o.duration)
-	fmt.Fprintln(w, "| round | durable (exec/s) | no audit file (exec/s) | durable / none |")
+	fmt.Fprintln(w, cols)
 	fmt.Fprintln(w, "|---:|---:|---:|---:|")
 	for r, ratio := range ratios {
 		fmt.Fprintf(w, "| %d | %s | %s | %.2fx |\n", r+1, report.Thousands(int64(durable.rates[r])), report.Thousands(int64(none.rates[r])), ratio)
@@ -218,8 +275,13 @@ func run(ctx context.Context, o options, w io.Writer) (float64, error) {
 		fmt.Fprintln(w, "Records per fsync: not counted (perf(1) cannot count this process's syscalls here).")
 	}
 	word := "met"
-	if med < target {
+	if med < goal {
 		word = "missed"
+	}
+	if o.checkpoints {
+		fmt.Fprintf(w, "The published checkpoint at the end, verified with the log's key, covers all %s records:\n\n%s\n", report.Thousands(int64(2*durable.calls)), published)
+		fmt.Fprintf(w, "Target: checkpoints on ≥ %.2fx the throughput with them off — %s (%.2fx; rounds %s).\n", goal, word, med, formatRatios(ratios))
+		return med, nil
 	}
 	fmt.Fprintf(w, "Target: durable ≥ %.1fx the throughput without an audit file — %s (%.2fx; rounds %s).\n", target, word, med, formatRatios(ratios))
 	return med, nil
@@ -310,6 +372,42 @@ func checkLog(ctx context.Context, bin, path string, calls int) error {
 		return fmt.Errorf("wasmgate audit verify: %w: %s", err, out)
 	}
 	return nil
+}
+
+// checkpointCovering polls the server's /checkpoint until one signed by
+// vkey covers records, and returns its text.
+func checkpointCovering(ctx context.Context, client *http.Client, url, vkey string, records int) (string, error) {
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return "", err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/checkpoint", nil)
+		if err != nil {
+			return "", err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return "", err
+		}
+		c, _, err := transparency.OpenCheckpoint(b, v)
+		if err != nil {
+			return "", fmt.Errorf("GET /checkpoint: %w: %s", err, b)
+		}
+		if c.Size == int64(records) {
+			return string(b), nil
+		}
+		if c.Size > int64(records) || time.Now().After(deadline) {
+			return "", fmt.Errorf("GET /checkpoint: size %d, the log has %d records", c.Size, records)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // perfEvents are the syscalls counted on the durable server.

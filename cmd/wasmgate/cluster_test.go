@@ -260,6 +260,7 @@ func TestNATSRunSameAsInProcess(t *testing.T) {
 
 			r := withoutKeys(t, remote.stdout, "duration_ms", "ts_utc")
 			assert.Equal(t, trace, r["trace_id"])
+			takeChainIndex(t, url, r, "", "audit_index") // the local run keeps no log
 			assert.Equal(t, withoutKeys(t, local.stdout, "duration_ms", "ts_utc"), r)
 			var ts struct {
 				TsUTC string `json:"ts_utc"`
@@ -350,7 +351,9 @@ func TestNATSServeSameAsInProcess(t *testing.T) {
 			}
 			require.NotNil(t, tr.Wasmgate)
 			assert.Equal(t, trace, tr.Wasmgate.TraceID)
-			assert.Equal(t, withoutKeys(t, string(lr.body), "executionTimeMs"), withoutKeys(t, string(rr.body), "executionTimeMs"))
+			rm := withoutKeys(t, string(rr.body), "executionTimeMs")
+			takeChainIndex(t, url, rm, "wasmgate", "auditIndex") // the local serve keeps no log
+			assert.Equal(t, withoutKeys(t, string(lr.body), "executionTimeMs"), rm)
 		})
 	}
 
@@ -497,6 +500,7 @@ func TestNATSRepSameAsInProcess(t *testing.T) {
 			for _, s := range rs {
 				if r, ok := s["result"].(map[string]any); ok {
 					assert.Equal(t, trace, r["trace_id"], "every step carries the run's trace id")
+					takeChainIndex(t, url, r, "", "audit_index") // the local rep keeps no log
 				}
 			}
 			assert.Equal(t, stepResults(lp), rs)

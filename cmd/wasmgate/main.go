@@ -71,6 +71,7 @@ Usage:
   wasmgate audit verify FILE | --nats URL                               check an audit log's hash chain; name attempts without a verdict
   wasmgate audit export --nats URL > log.jsonl                          write a cluster's audit chain as JSON Lines
   wasmgate audit repair FILE                                            cut a torn last line back to the last complete record
+  wasmgate log LOG --audit-key KEYFILE [--addr 127.0.0.1:7381]          publish an audit log as a transparency log (/checkpoint, /tile/...)
   wasmgate replay --wasm FILE|--js FILE|--py FILE|--config FILE --corpus R.jsonl  re-run requests on every engine; report divergences
   wasmgate publish --nats URL --config FILE                             put a registry, its modules and tools in a NATS JetStream deployment
   wasmgate worker --nats URL [--concurrency N]                          execute a NATS deployment's requests (serve, rep and run take --nats)
@@ -136,6 +137,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return e.publishCmd(ctx, rest)
 	case "witness":
 		return e.witnessCmd(ctx, rest)
+	case "log":
+		return e.logCmd(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitSuccess

@@ -11,7 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
+
+	wg "github.com/wasmgate/wasmgate"
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/audit/transparency"
 	"github.com/wasmgate/wasmgate/internal/cluster"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/weborigin"
@@ -22,7 +26,7 @@ import (
 )
 
 const serveHelp = `Usage:
-  wasmgate serve [--addr 127.0.0.1:8080] [--config FILE] [--tools-dir DIR] [--audit FILE]
+  wasmgate serve [--addr 127.0.0.1:8080] [--config FILE] [--tools-dir DIR] [--audit FILE [--audit-key KEYFILE]]
                  [--npm-allow PATTERN,...] [--max-concurrency N] [--queue-wait D]
                  [--log-format text|json] [--auth-all] [--results full|digest-only]
                  [--cors-origin ORIGIN]... [--mcp-idle-timeout D] [--mcp-max-sessions N]
@@ -37,6 +41,16 @@ and dropped). When EXECUTOR_API_KEY is set, POST /execute-tool needs
 "Authorization: Bearer <key>" (/health, /info and /metrics stay open, as the
 protocol's OpenAPI description has it; --auth-all guards them too). SIGTERM
 or SIGINT stops accepting requests and waits for the calls in flight.
+
+With --audit-key (a signer key made by 'wasmgate audit keygen'), the
+--audit log is also published as a C2SP transparency log: GET /checkpoint
+(signed with the key, re-signed every second while records are added;
+it covers only records the log made durable) and GET /tile/<L>/<N>[.p/<W>]
+and /tile/entries/<N>[.p/<W>] (C2SP tlog-tiles). These routes need no key,
+even with --auth-all: a transparency log is read by anyone, and the
+records hold digests, never payloads. Each result names its verdict's
+record (audit_index; auditIndex in the protocol's "wasmgate" member), whose
+proof 'wasmgate audit prove LOG --seq INDEX+1' prints.
 
 Web pages: POST /execute-tool takes Content-Type application/json only
 (415 otherwise). Without EXECUTOR_API_KEY, a request from a web page (one
@@ -71,6 +85,7 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	toolsDir := fs.String("tools-dir", "", "tool store for npm packages (default: $WASMGATE_TOOLS_DIR, else the user cache directory)")
 	auditPath := fs.String("audit", "", "append every call's audit record to this JSON Lines file")
 	auditLockWait := fs.Duration("audit-lock-wait", audit.DefaultLockWait, auditLockWaitUsage)
+	auditKey := fs.String("audit-key", "", "publish the --audit log as a transparency log (/checkpoint, /tile/...), its checkpoints signed with this signer key ('wasmgate audit keygen')")
 	maxConc := fs.Int("max-concurrency", 0, "tool calls running at once (default: 4 per CPU)")
 	queueWait := fs.Duration("queue-wait", httpexec.DefaultQueueWait, "how long a call may wait for a slot before it is refused with 503")
 	queueLength := fs.Int("queue-length", httpexec.DefaultQueueLength, "calls that may wait for a slot at once (each holds its request body)")
@@ -119,7 +134,17 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		return e.fail("serve", usagef("--mcp-max-sessions must be positive (leave it out for %d)", mcp.DefaultMaxSessions))
 	}
 	if nf.set() {
-		if err := notWith(fs, "config", "audit", "npm-allow", "tools-dir"); err != nil {
+		if err := notWith(fs, "config", "audit", "audit-key", "npm-allow", "tools-dir"); err != nil {
+			return e.fail("serve", err)
+		}
+	}
+	var checkpointSigner note.Signer
+	var checkpointVKey string
+	if *auditKey != "" {
+		if *auditPath == "" {
+			return e.fail("serve", usagef("--audit-key publishes the --audit log: give --audit FILE too"))
+		}
+		if checkpointSigner, checkpointVKey, err = checkpointSignerFile(*auditKey); err != nil {
 			return e.fail("serve", err)
 		}
 	}
@@ -189,11 +214,32 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	}
 	// With the cluster, the workers audit every call, to the cluster's
 	// chain; the Runtime here only reports the engine (--audit is refused).
-	rt, err := openRuntime(ctx, rf, build)
+	var rt *wg.Runtime
+	var sink *audit.FileSink
+	if checkpointSigner != nil {
+		rt, sink, err = openRuntimeWithLog(ctx, rf, build)
+	} else {
+		rt, err = openRuntime(ctx, rf, build)
+	}
 	if err != nil {
 		return e.fail("serve", err)
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
+	var published *transparency.Server
+	if sink != nil {
+		// The tree follows what the sink made durable: a checkpoint never
+		// covers a record a failed fsync may still cut back.
+		tree, err := transparency.OpenFollowing(*auditPath)
+		if err != nil {
+			return e.fail("serve", err)
+		}
+		defer tree.Close()
+		var stop func()
+		if published, stop, err = publishLog(ctx, tree, checkpointSigner, fileSinkDurable(sink)); err != nil {
+			return e.fail("serve", err)
+		}
+		defer stop()
+	}
 
 	store := sourceFlags{toolsDir: *toolsDir}.store()
 	// /mcp offers the same tools: the registry's actions (or the
@@ -269,8 +315,12 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail("serve", usagef("--addr: %v", err))
 	}
+	var routes http.Handler = srv
+	if published != nil {
+		routes = withLogRoutes(published, srv)
+	}
 	hs := &http.Server{
-		Handler:           srv,
+		Handler:           routes,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		// A call may install a package (60 s) and then run (up to
@@ -284,6 +334,10 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		"npm_allow", strings.Join(srv.NPMAllowed(), ","),
 		"auth", authScope(os.Getenv("EXECUTOR_API_KEY") != "", *authAll), "audit", *auditPath,
 		"cors_origins", strings.Join(corsOrigins, ","))
+	if published != nil {
+		logger.Info("publishing the audit log", "checkpoint", "http://"+ln.Addr().String()+"/checkpoint",
+			"origin", checkpointSigner.Name(), "vkey", checkpointVKey, "size", published.Size())
+	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	if storeCatalog != nil {

@@ -278,6 +278,10 @@ func resultOf(rec audit.Record) pipeline.ActionResult {
 		InputDigest: rec.InputDigest, OutputDigest: rec.OutputDigest, TraceID: rec.TraceID, TsUTC: rec.TsUTC,
 		DurationMs: rec.DurationMs, FuelUsed: rec.FuelUsed, ExitCode: rec.ExitCode,
 	}
+	if rec.Seq > 0 {
+		index := rec.Seq - 1
+		res.AuditIndex = &index
+	}
 	for i, c := range rec.ReasonCodes {
 		res.ReasonCodes[i] = pipeline.ReasonCode(c)
 	}

@@ -18,8 +18,12 @@ func TestReplyCarriesTheClassification(t *testing.T) {
 		Action: "a", Status: pipeline.StatusFailed, ReasonCodes: []pipeline.ReasonCode{pipeline.ExecutorException},
 		TraceID: "00000000-0000-4000-8000-000000000001", FuelUsed: 9, Message: "TOOL_INVALID: the factory returned 3",
 		Stage: pipeline.StageRun, Failure: pipeline.FailureToolInvalid, QuotesExecutor: true,
+		AuditIndex: new(uint64),
 	}
-	got, err := decodeReply(encodeReply(res, nil))
+	*res.AuditIndex = 41
+	body := encodeReply(res, nil)
+	assert.Contains(t, string(body), `"audit_index":41`, "the verdict's leaf index crosses to the front")
+	got, err := decodeReply(body)
 	require.NoError(t, err)
 	assert.Equal(t, res, got)
 
@@ -41,6 +45,8 @@ func TestAnswerOfARecordIsClassified(t *testing.T) {
 	assert.Equal(t, pipeline.StageOutput, res.Stage)
 	assert.Equal(t, pipeline.FailureLimit, res.Failure)
 	assert.False(t, res.QuotesExecutor)
+	require.NotNil(t, res.AuditIndex, "the stored verdict's leaf index: seq 4 is leaf 3")
+	assert.EqualValues(t, 3, *res.AuditIndex)
 
 	rec.FuelUsed = 0
 	res, err = answerOf(rec, nil, nil)

@@ -139,4 +139,9 @@ func TestFormatVerdict(t *testing.T) {
 	assert.Equal(t, "verdict: BLOCKED [LIMIT_EXCEEDED FUEL_EXHAUSTED] loop 1.0.0 fuel_used=9 duration_ms=1 trace_id=t2 input_digest=a2 output_digest=null",
 		FormatVerdict(pipeline.ActionResult{Status: pipeline.StatusBlocked, ReasonCodes: []pipeline.ReasonCode{pipeline.LimitExceeded, pipeline.FuelExhausted},
 			ExecutorID: "loop", ExecutorVersion: "1.0.0", FuelUsed: 9, DurationMs: 1, TraceID: "t2", InputDigest: "a2"}))
+	// A verdict a log keeps names its leaf index, to fetch its proof by.
+	index := uint64(41)
+	assert.Equal(t, "verdict: FAILED [EXECUTOR_EXCEPTION] pat 0.0.0 fuel_used=7 duration_ms=2 trace_id=t3 input_digest=a3 output_digest=null audit_index=41",
+		FormatVerdict(pipeline.ActionResult{Status: pipeline.StatusFailed, ReasonCodes: []pipeline.ReasonCode{pipeline.ExecutorException},
+			ExecutorID: "pat", ExecutorVersion: "0.0.0", FuelUsed: 7, DurationMs: 2, TraceID: "t3", InputDigest: "a3", AuditIndex: &index}))
 }

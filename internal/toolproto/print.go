@@ -73,7 +73,9 @@ func compact(raw json.RawMessage) string {
 // FormatVerdict is the governance verdict of a run as one line for a
 // person (the audit record has it for programs):
 //
-//	verdict: SUCCESS [] text_slug 1.0.0 fuel_used=81234 duration_ms=3 trace_id=… input_digest=… output_digest=…
+//	verdict: SUCCESS [] text_slug 1.0.0 fuel_used=81234 duration_ms=3 trace_id=… input_digest=… output_digest=… audit_index=41
+//
+// audit_index is there when a log keeps the verdict (ActionResult.AuditIndex).
 func FormatVerdict(res pipeline.ActionResult) string {
 	codes := make([]string, len(res.ReasonCodes))
 	for i, c := range res.ReasonCodes {
@@ -83,7 +85,11 @@ func FormatVerdict(res pipeline.ActionResult) string {
 	if res.OutputDigest != nil {
 		out = *res.OutputDigest
 	}
-	return fmt.Sprintf("verdict: %s [%s] %s %s fuel_used=%d duration_ms=%d trace_id=%s input_digest=%s output_digest=%s",
+	line := fmt.Sprintf("verdict: %s [%s] %s %s fuel_used=%d duration_ms=%d trace_id=%s input_digest=%s output_digest=%s",
 		res.Status, strings.Join(codes, " "), res.ExecutorID, res.ExecutorVersion, res.FuelUsed, res.DurationMs,
 		res.TraceID, res.InputDigest, out)
+	if res.AuditIndex != nil {
+		line += fmt.Sprintf(" audit_index=%d", *res.AuditIndex)
+	}
+	return line
 }

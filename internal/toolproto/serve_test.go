@@ -150,8 +150,8 @@ func TestServeVerdictGoesToStderr(t *testing.T) {
 	s := serveWith(t, ServeConfig{ToolsDir: dir, ToolID: "upper", Stdin: strings.NewReader(`{"input":{"text":"a"}}`), Verdict: true})
 	require.Len(t, s.records, 1)
 	r := s.records[0]
-	assert.Equal(t, fmt.Sprintf("verdict: SUCCESS [] upper 1.0.0 fuel_used=%d duration_ms=%d trace_id=%s input_digest=%s output_digest=%s\n",
-		r.FuelUsed, r.DurationMs, r.TraceID, r.InputDigest, *r.OutputDigest), s.stderr)
+	assert.Equal(t, fmt.Sprintf("verdict: SUCCESS [] upper 1.0.0 fuel_used=%d duration_ms=%d trace_id=%s input_digest=%s output_digest=%s audit_index=%d\n",
+		r.FuelUsed, r.DurationMs, r.TraceID, r.InputDigest, *r.OutputDigest, r.Seq-1), s.stderr)
 	assert.Equal(t, `{"text":"A"}`, string(s.terminal.Payload), "and not in the payload")
 }
 

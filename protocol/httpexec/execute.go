@@ -54,6 +54,10 @@ type verdict struct {
 	InputDigest     string                `json:"inputDigest"`
 	OutputDigest    *string               `json:"outputDigest"`
 	FuelUsed        uint64                `json:"fuelUsed"`
+	// AuditIndex is the verdict's leaf index in the audit log's Merkle
+	// tree (seq − 1), absent when no log keeps it: the caller fetches its
+	// inclusion proof with it.
+	AuditIndex *uint64 `json:"auditIndex,omitempty"`
 }
 
 // requestError is a refusal before anything runs.
@@ -381,6 +385,7 @@ func (s *Server) call(ctx context.Context, req executeRequest, traceID string) e
 		Action: res.Action, ExecutorID: res.ExecutorID, ExecutorVersion: res.ExecutorVersion,
 		Status: res.Status, ReasonCodes: res.ReasonCodes, TraceID: res.TraceID,
 		InputDigest: res.InputDigest, OutputDigest: res.OutputDigest, FuelUsed: res.FuelUsed,
+		AuditIndex: res.AuditIndex,
 	}
 	if err != nil && res.Status == "" {
 		if errors.Is(err, pipeline.ErrBusy) {

@@ -556,6 +556,7 @@ func TestUnadmittedToolsAreAudited(t *testing.T) {
 	assert.Equal(t, []any{"EXECUTOR_INVALID"}, verdict["reasonCodes"])
 	recs := f.sink.Verdicts()
 	require.Len(t, recs, 1)
+	assert.EqualValues(t, recs[0].Seq-1, verdict["auditIndex"], "the verdict's leaf index in the log's tree")
 	assert.Equal(t, "acme-tools/nope", recs[0].Action)
 	assert.Equal(t, "acme_tools__nope", recs[0].ExecutorID)
 	assert.Equal(t, "BLOCKED", string(recs[0].Status))

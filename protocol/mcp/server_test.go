@@ -152,6 +152,7 @@ func TestCallSuccess(t *testing.T) {
 	assert.Equal(t, "4bf92f35-77b3-4da6-a3ce-929d0e0e4736", verdict["trace_id"])
 	assert.EqualValues(t, 42, verdict["fuel_used"])
 	assert.NotContains(t, verdict, "output")
+	assert.EqualValues(t, 1, verdict["audit_index"], "the verdict is the log's second record: leaf 1")
 
 	recs := f.sink.Records()
 	require.Len(t, recs, 2, "an attempt and a verdict")
