@@ -157,7 +157,7 @@ func TestAuditRepair(t *testing.T) {
 		{[]string{"audit", "repair"}, "wasmgate audit repair: want exactly one audit log file, got 0 arguments\n"},
 		{[]string{"audit", "repair", filepath.Join(dir, "missing.jsonl")}, "wasmgate audit repair: audit: repair: open " + filepath.Join(dir, "missing.jsonl") + ": no such file or directory\n"},
 		{[]string{"audit", "repair", log, "--lock-wait", "-1s"}, "wasmgate audit repair: --lock-wait must be 0 or more, got -1s\n"},
-		{[]string{"audit", "fix", log}, `wasmgate audit: unknown subcommand "fix" (verify, repair, export)` + "\n"},
+		{[]string{"audit", "fix", log}, `wasmgate audit: unknown subcommand "fix" (verify, repair, export, keygen, checkpoint, prove, consistency)` + "\n"},
 	} {
 		r := wasmgate(t, "", tc.args...)
 		assert.Equal(t, exitUsage, r.code, tc.args)
