@@ -8,7 +8,8 @@ set -euo pipefail
 
 BIN=${1:-bin/wasmgate}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+wpid=
+trap '[[ -n $wpid ]] && kill "$wpid" 2>/dev/null; rm -rf "$work"' EXIT
 AUDIT="$work/audit.jsonl"
 
 step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "${*:2}"; }
@@ -252,9 +253,20 @@ cat "$proof/log.vkey"
 step "A signed checkpoint: origin, size, root" "$BIN audit checkpoint audit.jsonl --key log.key"
 "$BIN" audit checkpoint "$AUDIT" --key "$work/log.key" >"$work/checkpoint"
 cat "$work/checkpoint"
+step "A witness: it cosigns a checkpoint of this log only if it extends the last one it cosigned (C2SP tlog-witness)" "$BIN witness --key w.key --log \$(cat log.vkey) --state witness-state --addr 127.0.0.1:0 &"
+"$BIN" witness keygen --name witness.demo.wasmgate.example/w1 --out "$work/w.key" >"$proof/w.vkey"
+"$BIN" witness --key "$work/w.key" --log "$(cat "$proof/log.vkey")" --state "$work/witness-state" --addr 127.0.0.1:0 >/dev/null 2>"$work/witness.log" &
+wpid=$!
+for _ in $(seq 100); do
+	wurl=$(sed -n 's/.*msg=listening url=\([^ ]*\).*/\1/p' "$work/witness.log")
+	[[ -n $wurl ]] && break
+	sleep 0.1
+done
+[[ -n $wurl ]] || { cat "$work/witness.log" >&2; echo "demo: the witness did not start" >&2; exit 1; }
+echo "witness at $wurl, its cosignature key: $(cat "$proof/w.vkey")"
 seq=$(wc -l <"$AUDIT")
-step "An inclusion proof of the last verdict (seq $seq): index, path, checkpoint (c2sp.org/tlog-proof)" "$BIN audit prove audit.jsonl --seq $seq --key log.key > verdict.tlog-proof"
-"$BIN" audit prove "$AUDIT" --seq "$seq" --key "$work/log.key" >"$proof/verdict.tlog-proof"
+step "An inclusion proof of the last verdict (seq $seq), its checkpoint cosigned by the witness (c2sp.org/tlog-proof)" "$BIN audit prove audit.jsonl --seq $seq --key log.key --witness \$(cat w.vkey)=$wurl > verdict.tlog-proof"
+"$BIN" audit prove "$AUDIT" --seq "$seq" --key "$work/log.key" --witness "$(cat "$proof/w.vkey")=$wurl" >"$proof/verdict.tlog-proof"
 cat "$proof/verdict.tlog-proof"
 sed -n "${seq}p" "$AUDIT" >"$proof/verdict.json"
 
@@ -270,7 +282,7 @@ expect 0 "$BIN" audit verify "$AUDIT"
 expect 1 "$BIN" audit verify "$AUDIT" --checkpoint "$work/checkpoint" --vkey "$proof/log.vkey"
 cat "$work/stderr"
 
-step "Anyone checks the verdict offline: its line, the proof and the log's key, no log" "$BIN audit verify --proof $proof/verdict.tlog-proof --entry $proof/verdict.json --vkey $proof/log.vkey"
-expect 0 "$BIN" audit verify --proof "$proof/verdict.tlog-proof" --entry "$proof/verdict.json" --vkey "$proof/log.vkey"
+step "Anyone checks the verdict offline: its line, the proof, the log's key and the witness's; no log, no network" "$BIN audit verify --proof $proof/verdict.tlog-proof --entry $proof/verdict.json --vkey $proof/log.vkey --witness \$(cat $proof/w.vkey)"
+expect 0 "$BIN" audit verify --proof "$proof/verdict.tlog-proof" --entry "$proof/verdict.json" --vkey "$proof/log.vkey" --witness "$(cat "$proof/w.vkey")"
 
 printf '\n\033[1mdemo: every step behaved as expected\033[0m\n'
