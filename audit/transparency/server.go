@@ -58,7 +58,9 @@ func (s *Server) Refresh() error {
 		var cp []byte
 		if cp, err = s.tree.Sign(s.signer, n); err == nil {
 			s.mu.Lock()
-			s.cp, s.size = cp, n
+			if n >= s.size { // a concurrent Refresh may have signed a larger one
+				s.cp, s.size = cp, n
+			}
 			s.mu.Unlock()
 		}
 	}

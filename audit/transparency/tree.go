@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,34 +213,29 @@ func (t *Tree) load() error {
 		// before signing). Rebuild it from the log.
 		n = 0
 	}
-	// Keep only whole records, then check the ones not yet signed against
-	// the log, from the last signed one on: a crash may have left hashes
-	// whose log records were cut back (they were never signed).
+	// Keep only whole records, then check the tree against the log at the
+	// last record signed and at its last record: a crash, or a sink that
+	// failed and cut its log back, may have left hashes of records the log
+	// no longer has (never signed: only durable records are). The log
+	// only grows or is cut back, so the records it still holds as hashed
+	// are a prefix, found by bisection; a change inside the log is what
+	// VerifyLog catches, reading all of it.
 	if err := t.truncate(n); err != nil {
 		return err
 	}
-	from := max(t.signed.size-1, 0)
-	for i := from; i < n; i++ {
-		line, err := t.readEntry(i)
-		if err == nil {
-			var h []tlog.Hash
-			h, err = hashReader{t}.ReadHashes([]int64{tlog.StoredHashIndex(0, i)})
-			if err == nil && h[0] != tlog.RecordHash(line) {
-				err = errors.New("its line differs from the one hashed")
-			}
-		}
-		if err == nil {
-			continue
-		}
-		if i < t.signed.size {
+	if s := t.signed.size; s > 0 {
+		if err := t.matches(s - 1); err != nil {
 			reason := strings.TrimPrefix(err.Error(), ErrDiverged.Error()+": ")
-			return fmt.Errorf("%w: record %d (seq %d), covered by the checkpoint signed at size %d: %s", ErrDiverged, i, i+1, t.signed.size, reason)
+			return fmt.Errorf("%w: record %d (seq %d), covered by the checkpoint signed at size %d: %s", ErrDiverged, s-1, s, s, reason)
 		}
-		n = i
-		if err := t.truncate(n); err != nil {
+	}
+	if n > t.signed.size && t.matches(n-1) != nil {
+		lo := t.signed.size // records [0, lo) match
+		keep := lo + int64(sort.Search(int(n-lo), func(k int) bool { return t.matches(lo+int64(k)) != nil }))
+		if err := t.truncate(keep); err != nil {
 			return err
 		}
-		break
+		n = keep
 	}
 	t.n = n
 	t.end, t.prev = 0, audit.GenesisPrev
@@ -258,6 +254,22 @@ func (t *Tree) load() error {
 		t.prev = c.Hash
 	}
 	t.synced = min(t.synced, n)
+	return nil
+}
+
+// matches checks that the log still holds record i as the tree hashed it.
+func (t *Tree) matches(i int64) error {
+	line, err := t.readEntry(i)
+	if err != nil {
+		return err
+	}
+	h, err := hashReader{t}.ReadHashes([]int64{tlog.StoredHashIndex(0, i)})
+	if err != nil {
+		return err
+	}
+	if h[0] != tlog.RecordHash(line) {
+		return errors.New("its line differs from the one hashed")
+	}
 	return nil
 }
 

@@ -445,3 +445,30 @@ func TestTreeFollowsAGrowingLog(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, prev.Root, root)
 }
+
+// TestTreeForgetsUnsignedRecordsTheLogLost: records hashed but never
+// signed, then cut from the log (a sink that failed cuts its log back),
+// leave the tree, which follows what the log holds instead.
+func TestTreeForgetsUnsignedRecordsTheLogLost(t *testing.T) {
+	dir := t.TempDir()
+	path, lines := writeLog(t, dir, 20)
+	tree, err := transparency.Open(path)
+	require.NoError(t, err)
+	signer, _, _ := newKey(t, "example.com/audit")
+	_, err = tree.Sign(signer, 8)
+	require.NoError(t, err)
+	require.NoError(t, tree.Close())
+
+	// The log loses its last 7 records.
+	kept := append(bytes.Join(lines[:13], []byte("\n")), '\n')
+	require.NoError(t, os.WriteFile(path, kept, 0o600))
+	again, err := transparency.Open(path)
+	require.NoError(t, err)
+	defer again.Close()
+	require.EqualValues(t, 13, again.Size(), "the tree keeps the records the log still holds")
+	root, err := again.Root(13)
+	require.NoError(t, err)
+	require.Equal(t, referenceRoot(t, lines[:13]), root[:])
+	_, err = again.Sign(signer, 13)
+	require.NoError(t, err, "13 records extend the checkpoint signed at 8")
+}
