@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -113,19 +109,7 @@ func (e env) logCmd(ctx context.Context, args []string) int {
 	}
 	logger.Info("listening", "url", "http://"+ln.Addr().String(), "log", pos[0],
 		"origin", signer.Name(), "vkey", vkey, "size", published.Size())
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		return e.fail("log", err)
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil {
-		return e.fail("log", fmt.Errorf("shutdown: %w", err))
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := serveUntilDone(ctx, hs, ln, 10*time.Second); err != nil {
 		return e.fail("log", err)
 	}
 	if err := published.Err(); err != nil {
@@ -150,28 +134,7 @@ func notALogRoute(w http.ResponseWriter, r *http.Request) {
 // hold an Ed25519 signer key in golang.org/x/mod/sumdb/note's encoding
 // (a verifier key given by mistake is named as such).
 func checkpointSignerFile(path string) (note.Signer, string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", fmt.Errorf("--audit-key: %w", err)
-	}
-	skey := strings.TrimSpace(string(b))
-	signer, err := note.NewSigner(skey)
-	if err != nil {
-		if _, verr := note.NewVerifier(skey); verr == nil {
-			return nil, "", fmt.Errorf("--audit-key %s: a verifier key, which checks checkpoints but cannot sign them: give the signer key 'wasmgate audit keygen' wrote to its --out file", path)
-		}
-		return nil, "", fmt.Errorf("--audit-key %s: not a signer key (PRIVATE+KEY+ORIGIN+HASH+KEY): %w; make one with 'wasmgate audit keygen --origin ORIGIN --out %s'", path, err, path)
-	}
-	// NewSigner checked the encoding (PRIVATE+KEY+name+hash+base64, whose
-	// base64 may hold '+' too) and that the key hash matches the public
-	// key: the seed is the 32 bytes after the algorithm byte.
-	raw, _ := base64.StdEncoding.DecodeString(strings.SplitN(skey, "+", 5)[4])
-	pub := ed25519.NewKeyFromSeed(raw[1:]).Public().(ed25519.PublicKey)
-	vkey, err := note.NewEd25519VerifierKey(signer.Name(), pub)
-	if err != nil {
-		return nil, "", fmt.Errorf("--audit-key %s: %w", path, err)
-	}
-	return signer, vkey, nil
+	return signerKeyFile("audit-key", path)
 }
 
 // publishLog signs a first checkpoint of tree and re-signs it every

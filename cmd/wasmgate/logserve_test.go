@@ -176,20 +176,10 @@ func TestServeAuditKeyRefusals(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := wasmgate(t, "", append([]string{"serve", "--addr", "127.0.0.1:0"}, tt.args...)...)
-			assert.Equal(t, exitUsageOr(tt.name), r.code, r.stderr)
+			assert.Equal(t, exitUsage, r.code, "a bad key file is a usage error, as for the audit commands: %s", r.stderr)
 			assert.True(t, strings.HasPrefix(r.stderr, tt.want), "got:\n%s\nwant:\n%s", r.stderr, tt.want)
 		})
 	}
-}
-
-// exitUsageOr is the exit code of a refusal: a usage error, but for a key
-// file that cannot be read or parsed (an internal error, as for --config).
-func exitUsageOr(name string) int {
-	switch name {
-	case "a verifier key", "not a key", "no such file":
-		return exitInternal
-	}
-	return exitUsage
 }
 
 // TestServeLogFollowsAnotherProcess: `wasmgate log` publishes a log a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -10,7 +11,6 @@ import (
 	"os"
 	"strings"
 
-	"filippo.io/torchwood"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/wasmgate/wasmgate/audit"
@@ -73,29 +73,34 @@ func readKeyFile(flagName, value string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-func loadSigner(file string) (note.Signer, error) {
-	skey, err := readKeyFile("key", file)
-	if err != nil {
-		return nil, err
+// signerKeyFile reads the note signer key in path (given as --flag) and
+// derives its verifier key. A bad file is a usage error naming it.
+func signerKeyFile(flag, path string) (note.Signer, string, error) {
+	if path == "" {
+		return nil, "", usagef("--%s is required: the log's signer key file ('wasmgate audit keygen --out')", flag)
 	}
-	s, err := note.NewSigner(skey)
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, usagef("--key %s: not a signer key (%v); 'wasmgate audit keygen' writes one", file, err)
+		return nil, "", usagef("--%s: %v", flag, err)
 	}
-	return s, nil
-}
-
-// signerVerifier is the verifier of the signer key in file.
-func signerVerifier(file string) (note.Verifier, error) {
-	skey, err := readKeyFile("key", file)
+	skey := strings.TrimSpace(string(b))
+	signer, err := note.NewSigner(skey)
 	if err != nil {
-		return nil, err
+		if _, verr := note.NewVerifier(skey); verr == nil {
+			return nil, "", usagef("--%s %s: a verifier key, which checks checkpoints but cannot sign them: give the signer key 'wasmgate audit keygen' wrote to its --out file", flag, path)
+		}
+		return nil, "", usagef("--%s %s: not a signer key (PRIVATE+KEY+ORIGIN+HASH+KEY): %v; make one with 'wasmgate audit keygen --origin ORIGIN --out %s'", flag, path, err, path)
 	}
-	v, err := torchwood.NewVerifierFromSigner(skey)
+	// NewSigner checked the encoding (PRIVATE+KEY+name+hash+base64, whose
+	// base64 may hold '+' too) and that the key hash matches the public
+	// key: the seed is the 32 bytes after the algorithm byte.
+	raw, _ := base64.StdEncoding.DecodeString(strings.SplitN(skey, "+", 5)[4])
+	pub := ed25519.NewKeyFromSeed(raw[1:]).Public().(ed25519.PublicKey)
+	vkey, err := note.NewEd25519VerifierKey(signer.Name(), pub)
 	if err != nil {
-		return nil, usagef("--key %s: %v", file, err)
+		return nil, "", usagef("--%s %s: %v", flag, path, err)
 	}
-	return v, nil
+	return signer, vkey, nil
 }
 
 func loadVerifier(file string) (note.Verifier, error) {
@@ -160,7 +165,7 @@ func (e env) auditCheckpointCmd(args []string) int {
 	if err != nil {
 		return e.fail(name, err)
 	}
-	signer, err := loadSigner(*key)
+	signer, _, err := signerKeyFile("key", *key)
 	if err != nil {
 		return e.fail(name, err)
 	}
@@ -201,7 +206,11 @@ func (e env) auditProveCmd(args []string) int {
 	if *seq < 1 {
 		return e.fail(name, usagef("--seq N is required: the seq of the record to prove, 1 or more"))
 	}
-	signer, err := loadSigner(*key)
+	signer, vkey, err := signerKeyFile("key", *key)
+	if err != nil {
+		return e.fail(name, err)
+	}
+	logKey, err := note.NewVerifier(vkey)
 	if err != nil {
 		return e.fail(name, err)
 	}
@@ -216,10 +225,6 @@ func (e env) auditProveCmd(args []string) int {
 	p, err := tree.Prove(signer, *seq-1)
 	if err != nil {
 		return e.tlogFail(name, err)
-	}
-	logKey, err := signerVerifier(*key)
-	if err != nil {
-		return e.fail(name, err)
 	}
 	if p.Checkpoint, err = wf.cosign(tree, p.Checkpoint, logKey); err != nil {
 		return e.fail(name, err)

@@ -110,19 +110,7 @@ func (e env) witnessCmd(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintln(e.stdout, w.VKey())
 	logger.Info("listening", "url", "http://"+ln.Addr().String(), "vkey", w.VKey(), "logs", len(logs), "state", *stateDir)
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		return e.fail("witness", err)
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil {
-		return e.fail("witness", fmt.Errorf("shutdown: %w", err))
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := serveUntilDone(ctx, hs, ln, 30*time.Second); err != nil {
 		return e.fail("witness", err)
 	}
 	logger.Info("stopped")
