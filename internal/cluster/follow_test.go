@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -115,4 +117,54 @@ func TestFollowAudit(t *testing.T) {
 	err = FollowAudit(ctx, c, n+1, &bytes.Buffer{}, func(uint64) error { return nil })
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("audit stream WASMGATE_AUDIT holds %d records, fewer than the %d copied", n, n+1))
+}
+
+// TestFollowAuditAcrossARestart: the server goes away and comes back on
+// the same store while FollowAudit waits for records; the records stored
+// after it came back are copied, each once.
+func TestFollowAuditAcrossARestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	opts := server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
+	start := func() *server.Server {
+		s, err := server.NewServer(&opts)
+		require.NoError(t, err)
+		go s.Start()
+		require.True(t, s.ReadyForConnections(60*time.Second), "nats server ready within 60 s")
+		t.Cleanup(func() {
+			s.Shutdown()
+			s.WaitForShutdown()
+		})
+		return s
+	}
+	s := start()
+	opts.Port = s.Addr().(*net.TCPAddr).Port // the same address once restarted
+	c, err := Connect(Options{URL: s.ClientURL(), Name: t.Name()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	require.NoError(t, c.Setup(ctx, Layout{}))
+	appendVerdicts := func(from, n int) {
+		sink, err := OpenAuditSink(ctx, c, AuditOptions{})
+		require.NoError(t, err)
+		defer sink.Close()
+		for i := range n {
+			_, err := sink.Append(ctx, verdict(fmt.Sprintf("trace-%d", from+i)))
+			require.NoError(t, err)
+		}
+	}
+	appendVerdicts(0, 2)
+	copies, stop := followed(ctx, t, c, 0)
+	copiedUpTo(t, copies, 2)
+
+	s.Shutdown()
+	s.WaitForShutdown()
+	start()
+	appendVerdicts(2, 3)
+	got := copiedUpTo(t, copies, 5)
+	require.NoError(t, stop())
+
+	var export bytes.Buffer
+	_, err = ExportAudit(ctx, c, &export)
+	require.NoError(t, err)
+	assert.Equal(t, export.String(), string(got))
 }
