@@ -20,6 +20,7 @@ import (
 
 const logHelp = `Usage:
   wasmgate log LOG --audit-key KEYFILE [--addr 127.0.0.1:7381] [--log-format text|json]
+  wasmgate log --nats URL [--nats-prefix P] --mirror FILE --audit-key KEYFILE [--addr ...]
 
 Publishes the audit log LOG, which another process writes (a serve, rep,
 mcp or run with --audit FILE), as a C2SP transparency log, read-only:
@@ -35,11 +36,18 @@ verifiers is logged at start, with the address. The tree's hashes are kept
 beside the log, in LOG.tlog.
 
 The server follows a log that grows by appends: every complete line is
-signed as it appears. A NATS deployment's chain is published from its
-export ('wasmgate audit export --nats URL > LOG'); a later export is a new
-file, which a new 'wasmgate log' publishes (its checkpoints extend the
-earlier ones, as the chain only grows). A log cut back or rewritten below
-a signed checkpoint is refused, naming the record.
+signed as it appears. A log cut back or rewritten below a signed
+checkpoint is refused, naming the record.
+
+With --nats, it publishes a NATS deployment's audit chain live: it keeps
+a local copy of the chain in FILE (created, mode 0600, if missing),
+appends each record as the workers store it, fsyncs it, and publishes
+FILE; no checkpoint covers a record before it is on disk. A FILE that
+exists must be a copy of the chain's first records (its last line is
+compared with the stream's record of its seq; anything else is refused),
+so a restart continues where the last run stopped. A FILE ending in a
+torn line (a crash mid-append) is refused: 'wasmgate audit repair FILE'
+cuts it back. One process at a time may keep a FILE.
 
 Flags:
 `
@@ -53,6 +61,9 @@ func (e env) logCmd(ctx context.Context, args []string) int {
 	addr := fs.String("addr", "127.0.0.1:7381", "address to listen on")
 	keyFile := fs.String("audit-key", "", "sign checkpoints with this signer key ('wasmgate audit keygen'); required")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
+	var nf natsFlags
+	nf.register(fs, "publish this NATS JetStream deployment's audit chain, copied to --mirror as it grows")
+	mirror := fs.String("mirror", "", "with --nats: the local copy of the chain to keep and publish")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), logHelp)
 		fs.PrintDefaults()
@@ -61,7 +72,13 @@ func (e env) logCmd(ctx context.Context, args []string) int {
 	switch {
 	case err != nil:
 		return e.fail("log", &usageError{err.Error()})
-	case len(pos) != 1:
+	case nf.set() && len(pos) > 0:
+		return e.fail("log", usagef("--nats publishes the deployment's chain, copied to --mirror FILE: no log argument (%q)", pos[0]))
+	case nf.set() && *mirror == "":
+		return e.fail("log", usagef("--nats needs --mirror FILE: the local copy of the chain that is published"))
+	case !nf.set() && *mirror != "":
+		return e.fail("log", usagef("--mirror keeps a copy of a NATS deployment's chain: give --nats URL too"))
+	case !nf.set() && len(pos) != 1:
 		return e.fail("log", usagef("want one audit log (wasmgate log LOG --audit-key KEYFILE), got %d arguments", len(pos)))
 	case *keyFile == "":
 		return e.fail("log", usagef("--audit-key KEYFILE is required: make one with 'wasmgate audit keygen --origin ORIGIN --out KEYFILE'"))
@@ -76,7 +93,9 @@ func (e env) logCmd(ctx context.Context, args []string) int {
 	if *logFormat == "json" {
 		handler = slog.NewJSONHandler(e.stderr, nil)
 	}
-	logger := slog.New(handler)
+	if nf.set() {
+		return e.logNATS(ctx, nf, *mirror, signer, vkey, *addr, handler)
+	}
 
 	if _, err := os.Stat(pos[0]); err != nil {
 		return e.fail("log", fmt.Errorf("audit log: %w", err))
@@ -93,10 +112,19 @@ func (e env) logCmd(ctx context.Context, args []string) int {
 		return e.fail("log", err)
 	}
 	defer stop()
+	if err := servePublished(ctx, *addr, published, handler, "log", pos[0], "origin", signer.Name(), "vkey", vkey); err != nil {
+		return e.fail("log", err)
+	}
+	return exitSuccess
+}
 
-	ln, err := net.Listen("tcp", *addr)
+// servePublished serves published on addr until ctx ends, logging the
+// listening line (with attrs) and, at the end, the size it stopped at.
+func servePublished(ctx context.Context, addr string, published *transparency.Server, handler slog.Handler, attrs ...any) error {
+	logger := slog.New(handler)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return e.fail("log", usagef("--addr: %v", err))
+		return usagef("--addr: %v", err)
 	}
 	hs := &http.Server{
 		Handler:           withLogRoutes(published, http.HandlerFunc(notALogRoute)),
@@ -107,16 +135,15 @@ func (e env) logCmd(ctx context.Context, args []string) int {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
 	}
-	logger.Info("listening", "url", "http://"+ln.Addr().String(), "log", pos[0],
-		"origin", signer.Name(), "vkey", vkey, "size", published.Size())
+	logger.Info("listening", append(append([]any{"url", "http://" + ln.Addr().String()}, attrs...), "size", published.Size())...)
 	if err := serveUntilDone(ctx, hs, ln, 10*time.Second); err != nil {
-		return e.fail("log", err)
+		return err
 	}
 	if err := published.Err(); err != nil {
 		logger.Warn("the last checkpoint refresh failed", "error", err)
 	}
 	logger.Info("stopped", "size", published.Size())
-	return exitSuccess
+	return nil
 }
 
 // notALogRoute answers what a published log does not serve.

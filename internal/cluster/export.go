@@ -16,6 +16,28 @@ import (
 // and returns how many records it wrote: every record stored when it
 // started.
 func ExportAudit(ctx context.Context, c *Conn, w io.Writer) (uint64, error) {
+	last, err := auditLastSeq(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	if last == 0 {
+		return 0, nil
+	}
+	err = readRecords(ctx, c, 1, last, func(_ uint64, line []byte, _ nats.Header) error {
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// auditLastSeq is the seq of the last record stored in the audit stream (0
+// for none). It fails when the stream does not start at record 1: a chain
+// whose first records were removed cannot be checked, nor copied whole.
+func auditLastSeq(ctx context.Context, c *Conn) (uint64, error) {
 	var info *jetstream.StreamInfo
 	err := retryCall(ctx, func(ctx context.Context) error {
 		st, err := c.JS.Stream(ctx, c.Names.AuditStream())
@@ -31,18 +53,7 @@ func ExportAudit(ctx context.Context, c *Conn, w io.Writer) (uint64, error) {
 	if info.State.FirstSeq > 1 && last > 0 {
 		return 0, fmt.Errorf("audit stream %s starts at message %d: records 1 to %d were removed, so the chain cannot be checked from its start", c.Names.AuditStream(), info.State.FirstSeq, info.State.FirstSeq-1)
 	}
-	var n uint64
-	if last == 0 {
-		return 0, nil
-	}
-	err = readRecords(ctx, c, 1, last, func(_ uint64, line []byte, _ nats.Header) error {
-		if _, err := w.Write(line); err != nil {
-			return err
-		}
-		n++
-		return nil
-	})
-	return n, err
+	return last, nil
 }
 
 // unavailableFor is how long a request to the JetStream API is retried while
