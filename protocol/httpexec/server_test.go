@@ -62,20 +62,30 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// toolStore holds the tools of toolBundle twice: as acme-tools, at the
+// default limits, and as acme-slow, whose 300 ms clock (with fuel that
+// cannot run out first) stops spin. Only spin is called there: a tool
+// that must finish does not share a clock that short with the machine's
+// load (the race detector's included).
 func toolStore(t *testing.T) jstool.Store {
 	t.Helper()
 	dir := t.TempDir()
-	entry := filepath.Join(dir, "acme-tools@1.0.0")
-	pkg := filepath.Join(entry, "node_modules", "acme-tools")
-	require.NoError(t, os.MkdirAll(pkg, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(pkg, "index.mjs"), []byte(toolBundle), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(pkg, "package.json"),
-		[]byte(`{"name":"acme-tools","version":"1.0.0","type":"module","main":"index.mjs","wasmgate":{"limits":{"timeout_ms":300,"fuel":4000000000000000000}}}`), 0o644))
-	// Bundled as the store bundles what npm installed, Node's globals
-	// included.
-	b, err := jstool.BundlePackage(entry, "acme-tools")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(entry, "bundle.mjs"), b.Source, 0o644))
+	for name, limits := range map[string]string{
+		"acme-tools": "",
+		"acme-slow":  `,"wasmgate":{"limits":{"timeout_ms":300,"fuel":4000000000000000000}}`,
+	} {
+		entry := filepath.Join(dir, name+"@1.0.0")
+		pkg := filepath.Join(entry, "node_modules", name)
+		require.NoError(t, os.MkdirAll(pkg, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(pkg, "index.mjs"), []byte(toolBundle), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(pkg, "package.json"),
+			[]byte(`{"name":"`+name+`","version":"1.0.0","type":"module","main":"index.mjs"`+limits+`}`), 0o644))
+		// Bundled as the store bundles what npm installed, Node's globals
+		// included.
+		b, err := jstool.BundlePackage(entry, name)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(entry, "bundle.mjs"), b.Source, 0o644))
+	}
 	return jstool.Store{Dir: dir}
 }
 
@@ -321,7 +331,7 @@ func TestTypedFailures(t *testing.T) {
 		retryable                bool
 	}{
 		{"thrown", "POST", "/execute-tool", execute("acme-tools", "boom", `{}`), "execute", "TOOL_EXECUTION_FAILED", false},
-		{"wall clock", "POST", "/execute-tool", execute("acme-tools", "spin", `{}`), "execute", "EXECUTION_TIMEOUT", true},
+		{"wall clock", "POST", "/execute-tool", execute("acme-slow", "spin", `{}`), "execute", "EXECUTION_TIMEOUT", true},
 		{"missing export", "POST", "/execute-tool", execute("acme-tools", "nope", `{}`), "load", "TOOL_NOT_FOUND", false},
 		{"class", "POST", "/execute-tool", execute("acme-tools", "Klass", `{}`), "load", "INVALID_TOOL", false},
 		{"malformed", "POST", "/execute-tool", `{`, "request", "INVALID_REQUEST", false},
@@ -348,7 +358,7 @@ func TestToolOutcomes(t *testing.T) {
 	}{
 		{"success", execute("acme-tools", "shout", `{"s":"hi"}`), "", "", `{"s":"HI!"}`},
 		{"thrown", execute("acme-tools", "boom", `{}`), CodeToolExecutionError, "Error: boom: 42", ""},
-		{"timeout", execute("acme-tools", "spin", `{}`), CodeExecutionTimeout, "timeout_ms elapsed (EXECUTOR_TIMEOUT)", ""},
+		{"timeout", execute("acme-slow", "spin", `{}`), CodeExecutionTimeout, "timeout_ms elapsed (EXECUTOR_TIMEOUT)", ""},
 		{"missing export", execute("acme-tools", "nope", `{}`), CodeToolNotFound, `TOOL_NOT_FOUND: acme-tools@1.0.0: the tool exports no "nope"`, ""},
 		{"no execute", execute("acme-tools", "notool", `{}`), CodeToolInvalid, "TOOL_INVALID: acme-tools@1.0.0: export \"notool\" is a number with no execute function, not a tool", ""},
 		{"an object with a default", execute("acme-tools", "nested", `{}`), CodeToolInvalid, "export \"nested\" is an object with no execute function, not a tool", ""},
