@@ -8,13 +8,14 @@ import (
 	"os"
 
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/mcpgateway"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 	"github.com/wasmgate/wasmgate/internal/tscheck"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
 )
 
-var scriptUsage = `Usage: wasmgate script FILE.ts [--config FILE] [--audit FILE] [--no-check] [--emit-types DIR] [flags]
+var scriptUsage = `Usage: wasmgate script FILE.ts [--config FILE] [--mcp-servers FILE [--mcp-allow SERVER.TOOL ...]] [--audit FILE] [--no-check] [--emit-types DIR] [flags]
 
 Runs a TypeScript or JavaScript program once in the sandbox. It imports the
 registered actions of --config as functions:
@@ -43,6 +44,21 @@ node_modules packages found from there, links resolved), and an import, an
 import type or a /// <reference> reaching anything else is refused (exit 2).
 The type check runs under --check-timeout and --check-memory-mb; a check that
 passes either stops, and nothing runs (exit 2).
+
+With --mcp-servers FILE (the {"mcpServers": {NAME: {"command", "args", "env"} |
+{"url", "headers"}}} file MCP clients use), the tools of those MCP servers
+join the actions, started (stdio) or opened (streamable HTTP) before the
+script is bundled: tools.NAME.camelTool(args) calls the server's tool
+(get-sum is tools.NAME.getSum), typed from its inputSchema and outputSchema,
+and resolves to its structuredContent when it declares an outputSchema, else
+to its CallToolResult; an isError result or a transport failure rejects with
+an Error naming the server, the tool and the message. Only the tools
+--mcp-allow names may be called (SERVER.TOOL or SERVER.*; none by default):
+any other call is refused BLOCKED (EXECUTOR_CAPABILITY_MISMATCH, audited,
+nothing sent). --mcp-max-calls bounds the calls of one run (past it: BLOCKED
+LIMIT_EXCEEDED, FUEL_EXHAUSTED), --mcp-timeout each call (BLOCKED
+EXECUTOR_TIMEOUT). The last line on stderr counts the run's MCP calls by
+verdict.
 
 Every tool call is a governed, audited action (one trace id per run). console.log
 goes to stdout, console.warn and console.error to stderr. An uncaught exception,
@@ -74,6 +90,8 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	noCheck := fs.Bool("no-check", false, "run a TypeScript script without type-checking it first")
 	checkTimeout := fs.Duration("check-timeout", tscheck.DefaultTimeout, "the type check's wall-clock bound: a check that takes longer stops, and nothing runs")
 	checkMemoryMB := fs.Int64("check-memory-mb", tscheck.DefaultMaxMemory>>20, "the type check's memory bound in MiB (the compiler's resident memory, and its output): a check that needs more stops, and nothing runs")
+	var gf gatewayFlags
+	gf.register(fs, true)
 	emitTypes := fs.String("emit-types", "", "write the declarations of the registry's tools (toolscript.d.ts, wasmgate-env.d.ts, tsconfig.json) into this directory; with no FILE, only that")
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -120,8 +138,24 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	}
 	defer rt.Close(ctx)
 
+	// The MCP servers' tools join the registry before anything is bundled
+	// or declared.
+	var cat actionCatalog = reg
+	gw, err := gf.connect(ctx, e.stderr, "script")
+	if err != nil {
+		return e.fail("script", err)
+	}
+	var counter *gatewayCounter
+	if gw != nil {
+		defer gw.Close()
+		if err := gw.Register(rt); err != nil {
+			return e.fail("script", usagef("--mcp-servers: %v", err))
+		}
+		cat, counter = rt, newGatewayCounter(gw)
+	}
+
 	if *emitTypes != "" {
-		types, err := typeFiles(reg)
+		types, err := typeFiles(cat)
 		if err != nil {
 			return e.fail("script", usagef("%v", err))
 		}
@@ -135,7 +169,7 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 
 	// Bundling finds syntax and type-stripping errors before anything runs
 	// (and before the audit log is touched); type-checking, type errors.
-	bundle, err := jstool.BundleScript(files[0], reg.Actions())
+	bundle, err := jstool.BundleScript(files[0], cat.Actions())
 	var be *jstool.BundleError
 	switch {
 	case errors.As(err, &be):
@@ -147,7 +181,7 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	}
 
 	if typed(files[0]) && !*noCheck {
-		ok, err := e.typeCheck(ctx, checker, files[0], reg)
+		ok, err := e.typeCheck(ctx, checker, files[0], cat)
 		if err != nil {
 			return e.fail("script", err)
 		}
@@ -160,10 +194,16 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 		return e.fail("script", err)
 	}
 	var out sandbox.Outcome
+	call := pipelineCaller(rt)
+	if counter != nil {
+		// One budget of gateway calls for the run: its tool calls all
+		// take this context.
+		ctx, call = mcpgateway.WithBudget(ctx), counter.wrap(call)
+	}
 	err = rt.UseEngine(ctx, func(ctx context.Context, engine sandbox.Engine) (err error) {
 		out, err = jstool.RunScript(ctx, engine, bundle, jstool.ScriptOptions{
 			Limits: limits,
-			Call:   pipelineCaller(rt),
+			Call:   call,
 			Stdout: e.stdout,
 			Stderr: e.stderr,
 		})
@@ -171,6 +211,9 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	})
 	if err != nil {
 		return e.fail("script", err)
+	}
+	if counter != nil {
+		defer fmt.Fprintln(e.stderr, counter.line())
 	}
 	lim := limits.WithDefaults(jstool.ScriptLimits())
 	switch out.Kind {

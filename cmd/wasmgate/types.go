@@ -15,7 +15,7 @@ import (
 	"github.com/wasmgate/wasmgate/pipeline"
 )
 
-const typesUsage = `Usage: wasmgate types --config FILE [--out DIR]
+const typesUsage = `Usage: wasmgate types [--config FILE] [--mcp-servers FILE [--mcp-allow SERVER.TOOL ...]] [--out DIR]
 
 Writes TypeScript declarations for the toolscripts of a registry into DIR
 (default: the current directory):
@@ -31,6 +31,11 @@ Writes TypeScript declarations for the toolscripts of a registry into DIR
                       ES2023), so that an editor autocompletes and checks the
                       scripts in DIR the same way
 
+With --mcp-servers, the tools of those MCP servers are declared too (as
+'wasmgate script --mcp-servers' offers them): tools.SERVER.camelTool, typed
+from each tool's inputSchema and outputSchema; the servers are started to
+list them.
+
 A tsconfig.json that wasmgate did not write is never overwritten.
 'wasmgate script --emit-types DIR' writes the same files.
 
@@ -43,7 +48,9 @@ func (e env) typesCmd(ctx context.Context, args []string) int {
 		fmt.Fprint(fs.Output(), typesUsage)
 		fs.PrintDefaults()
 	}
-	config := fs.String("config", "", "registry configuration (JSON) whose actions are declared (required)")
+	config := fs.String("config", "", "registry configuration (JSON) whose actions are declared (required unless --mcp-servers is given)")
+	var gf gatewayFlags
+	gf.register(fs, false)
 	out := fs.String("out", ".", "directory the declarations are written into")
 	engineName := fs.String("engine", string(sandbox.EngineWazero), engineUsage)
 	cache := fs.String("cache-dir", "", "keep compiled code in this directory across runs (default: $WASMGATE_CACHE_DIR, else the user cache directory; \"off\" to disable)")
@@ -54,8 +61,8 @@ func (e env) typesCmd(ctx context.Context, args []string) int {
 	switch {
 	case len(pos) > 0:
 		return e.fail("types", usagef("unexpected argument %q", pos[0]))
-	case *config == "":
-		return e.fail("types", usagef("--config FILE is required: its actions are what is declared"))
+	case *config == "" && gf.servers == "":
+		return e.fail("types", usagef("--config FILE (or --mcp-servers FILE) is required: its actions are what is declared"))
 	}
 	name, err := sandbox.ParseEngineName(*engineName)
 	if err != nil {
@@ -64,6 +71,10 @@ func (e env) typesCmd(ctx context.Context, args []string) int {
 	// Nothing runs: the Runtime loads the registry, and audits nothing.
 	var reg *pipeline.Registry
 	rt, err := openRuntime(ctx, runtimeFlags{engine: name, cacheDir: *cache}, func(ctx context.Context, engine sandbox.Engine) (*pipeline.Registry, error) {
+		if *config == "" {
+			reg = pipeline.NewRegistry()
+			return reg, nil
+		}
 		loaded, err := e.loadRegistry(ctx, engine, sourceFlags{config: *config}, "", sandbox.Limits{},
 			func(problem string) { fmt.Fprintf(e.stderr, "wasmgate types: warning: %s\n", problem) })
 		reg = loaded
@@ -73,7 +84,19 @@ func (e env) typesCmd(ctx context.Context, args []string) int {
 		return e.fail("types", err)
 	}
 	defer rt.Close(ctx)
-	files, err := typeFiles(reg)
+	var cat actionCatalog = reg
+	gw, err := gf.connect(ctx, e.stderr, "types")
+	if err != nil {
+		return e.fail("types", err)
+	}
+	if gw != nil {
+		defer gw.Close()
+		if err := gw.Register(rt); err != nil {
+			return e.fail("types", usagef("--mcp-servers: %v", err))
+		}
+		cat = rt
+	}
+	files, err := typeFiles(cat)
 	if err != nil {
 		return e.fail("types", usagef("%v", err))
 	}
@@ -81,12 +104,12 @@ func (e env) typesCmd(ctx context.Context, args []string) int {
 		return e.fail("types", err)
 	}
 	fmt.Fprintf(e.stderr, "wasmgate types: wrote %s, %s and %s in %s (%d actions)\n",
-		jstool.DeclarationsFile, jstool.EnvironmentFile, tsconfigFile, *out, len(reg.Actions()))
+		jstool.DeclarationsFile, jstool.EnvironmentFile, tsconfigFile, *out, len(cat.Actions()))
 	return exitSuccess
 }
 
 // actionTypes describes the registry's actions for the declarations.
-func actionTypes(reg *pipeline.Registry) []jstool.ActionType {
+func actionTypes(reg actionCatalog) []jstool.ActionType {
 	var types []jstool.ActionType
 	for _, a := range reg.Actions() {
 		m, _ := reg.ActionManifest(a)
@@ -96,7 +119,7 @@ func actionTypes(reg *pipeline.Registry) []jstool.ActionType {
 }
 
 // declarations are the two declaration files of a registry's scripts.
-func declarations(reg *pipeline.Registry) (map[string][]byte, error) {
+func declarations(reg actionCatalog) (map[string][]byte, error) {
 	decl, err := jstool.ToolscriptDeclarations(actionTypes(reg))
 	if err != nil {
 		return nil, err
@@ -134,7 +157,7 @@ var tsconfig = tsconfigMarker + ` from the registry: the options 'wasmgate scrip
 `
 
 // typeFiles are the files of wasmgate types.
-func typeFiles(reg *pipeline.Registry) (map[string][]byte, error) {
+func typeFiles(reg actionCatalog) (map[string][]byte, error) {
 	files, err := declarations(reg)
 	if err != nil {
 		return nil, err
@@ -173,7 +196,7 @@ func writeTypes(dir string, files map[string][]byte) error {
 //
 // A usage error (exit 2) when the script reaches outside its tree or a
 // bound of the check stops the compiler, naming the flag that raises it.
-func (e env) typeCheck(ctx context.Context, c tscheck.Checker, script string, reg *pipeline.Registry) (bool, error) {
+func (e env) typeCheck(ctx context.Context, c tscheck.Checker, script string, reg actionCatalog) (bool, error) {
 	decls, err := declarations(reg)
 	if err != nil {
 		return false, usagef("%v", err)
