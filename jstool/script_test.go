@@ -33,6 +33,13 @@ func TestToolPath(t *testing.T) {
 		{"snake_case_only", "", "snakeCaseOnly"},
 		{"ping.", "", "ping"},
 		{"__hidden", "", "hidden"},
+		// MCP gateway actions, SERVER__TOOL: a tool's own "-", "_", "."
+		// and "__" are word breaks in its name.
+		{"everything__get-sum", "everything", "getSum"},
+		{"github__create_issue", "github", "createIssue"},
+		{"fs__files.read", "fs", "filesRead"},
+		{"srv__list__all", "srv", "listAll"},
+		{"my-server__get-structured-content", "myServer", "getStructuredContent"},
 	}
 	for _, c := range cases {
 		ns, name, ok := jstool.ToolPath(c.action)
