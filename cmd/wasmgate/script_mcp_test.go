@@ -74,7 +74,7 @@ func TestScriptCallsMCPServers(t *testing.T) {
 			servers := mcpServers(t, `"everything": `+tt.everything+`, "second": `+tt.second)
 			r, log := runMCPScript(t, servers, "mcp_calls.ts", "--mcp-allow", "everything.*", "--mcp-allow", "second.get-sum")
 			require.Equal(t, exitSuccess, r.code, r.stderr)
-			assert.Equal(t, "echoed\n"+
+			assert.Equal(t, "Echo: a private note\n"+
 				`{"echoed":{"content":[{"text":"Echo: a private note","type":"text"}]},`+
 				`"sum":{"content":[{"text":"The sum of 2 and 3 is 5.","type":"text"}]},"celsius":36}`+"\n", r.stdout,
 				"console.log, then the result: a CallToolResult where the tool declares no outputSchema, else its structuredContent")

@@ -40,10 +40,28 @@ func newToolExecutor(g *Gateway, s *server, t Tool) *toolExecutor {
 			Limits:       sandbox.Limits{TimeoutMs: g.policy.CallTimeout.Milliseconds()},
 			Description:  t.Description,
 			InputSchema:  t.InputSchema,
-			OutputSchema: t.OutputSchema,
+			OutputSchema: resultSchema(t),
 		},
 		digest: definitionDigest(t),
 	}
+}
+
+// callToolResult is the schema of what a tool without an outputSchema
+// gives a script, its CallToolResult: loose enough for every content type,
+// so that the pipeline's check of it never fails a call, and precise enough
+// to type result.content[i].text in a script.
+const callToolResult = `{"type":"object","required":["content"],"properties":{` +
+	`"content":{"type":"array","items":{"type":"object","required":["type"],"properties":{` +
+	`"type":{"type":"string"},"text":{"type":"string"},"data":{"type":"string"},"mimeType":{"type":"string"},"uri":{"type":"string"}}}},` +
+	`"structuredContent":{},"isError":{"type":"boolean"}}}`
+
+// resultSchema is the output schema of a tool's executor: the tool's own,
+// or that of a CallToolResult.
+func resultSchema(t Tool) json.RawMessage {
+	if t.OutputSchema != nil {
+		return t.OutputSchema
+	}
+	return json.RawMessage(callToolResult)
 }
 
 // definitionDigest identifies a tool's definition as the audit's

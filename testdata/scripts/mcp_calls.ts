@@ -3,7 +3,7 @@
 import { tools } from "toolscript";
 
 const echoed = await tools.everything.echo({ message: "a private note" });
-console.log("echoed");
+console.log(echoed.content[0].text);
 const sum = await tools.second.getSum({ a: 2, b: 3 });
 const weather = await tools.everything.getStructuredContent({ location: "Chicago" });
 console.error("humidity", weather.humidity);
