@@ -41,7 +41,7 @@ python-engine:
 # wasmgate node and node), and the official MCP TypeScript SDK that
 # cmd/wasmgate/mcp_ts_test.go drives wasmgate's MCP server with, each set
 # pinned by its lock file.
-testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json jstool/testdata/web/node_modules/.package-lock.json jstool/testdata/crypto/node_modules/.package-lock.json jstool/testdata/heavy/node_modules/.package-lock.json testdata/nodecli-npm/node_modules/.package-lock.json protocol/mcp/testdata/tsclient/node_modules/.package-lock.json
+testdata-js: jstool/testdata/tools/ai/node_modules/.package-lock.json jstool/testdata/compat/node_modules/.package-lock.json jstool/testdata/web/node_modules/.package-lock.json jstool/testdata/crypto/node_modules/.package-lock.json jstool/testdata/heavy/node_modules/.package-lock.json testdata/nodecli-npm/node_modules/.package-lock.json protocol/mcp/testdata/tsclient/node_modules/.package-lock.json testdata/mcp-everything/node_modules/.package-lock.json
 
 jstool/testdata/tools/ai/node_modules/.package-lock.json: jstool/testdata/tools/ai/package-lock.json
 	cd jstool/testdata/tools/ai && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
@@ -63,6 +63,11 @@ protocol/mcp/testdata/tsclient/node_modules/.package-lock.json: protocol/mcp/tes
 
 testdata/nodecli-npm/node_modules/.package-lock.json: testdata/nodecli-npm/package-lock.json
 	cd testdata/nodecli-npm && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
+
+# The MCP reference server (@modelcontextprotocol/server-everything), pinned:
+# the real server Code Mode's tests reach through the gateway.
+testdata/mcp-everything/node_modules/.package-lock.json: testdata/mcp-everything/package-lock.json
+	cd testdata/mcp-everything && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error
 
 # The compatibility corpora in full (make test runs a fast subset of each):
 # every npm package of jstool/testdata/compat in wasmgate and in node at the
