@@ -87,6 +87,9 @@ type Result struct {
 	// (empty for undefined), Failed with the exception and its stack, or
 	// the limit reached.
 	Outcome sandbox.Outcome
+	// Ran is whether the script started running: it bundled, checked,
+	// and BeforeRun let it.
+	Ran bool
 	// Limits are the limits the script ran under, defaults applied.
 	Limits sandbox.Limits
 	// Calls is how many tool calls the script made; TraceID is the one
@@ -148,6 +151,7 @@ func (r Runner) Run(ctx context.Context, s Script, stdout, stderr io.Writer) (Re
 			return res, err
 		}
 	}
+	res.Ran = true
 	caller := &caller{host: r.Host}
 	// A fresh budget of gateway calls for this run, whichever front runs it.
 	ctx = mcpgateway.WithBudget(ctx)
