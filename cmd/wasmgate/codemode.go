@@ -88,8 +88,8 @@ func (c *codeModeFlags) register(fs *flag.FlagSet) {
 }
 
 // check refuses what Code Mode cannot take: the gateway's flags without
-// it, and fronts whose tools a script cannot call.
-func (c codeModeFlags) check(fs *flag.FlagSet) error {
+// it, and the flags of tools a script cannot call (exclusive).
+func (c codeModeFlags) check(fs *flag.FlagSet, exclusive ...string) error {
 	if !c.on {
 		for _, name := range []string{"mcp-servers", "mcp-allow", "mcp-max-calls", "mcp-timeout"} {
 			if flagSet(fs, name) {
@@ -98,7 +98,7 @@ func (c codeModeFlags) check(fs *flag.FlagSet) error {
 		}
 		return nil
 	}
-	for _, name := range []string{"nats", "tools-dir"} {
+	for _, name := range exclusive {
 		if flagSet(fs, name) {
 			return usagef("--%s does not apply with --code-mode: scripts call the actions of --config and the tools of --mcp-servers", name)
 		}

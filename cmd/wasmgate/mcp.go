@@ -105,8 +105,8 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 		return e.fail("mcp", usagef("--max-execution-time must be positive"))
 	case *maxLine <= 0:
 		return e.fail("mcp", usagef("--max-line-bytes must be positive (leave it out for %d)", mcp.DefaultMaxLineBytes))
-	case cm.check(fs) != nil:
-		return e.fail("mcp", cm.check(fs))
+	case cm.check(fs, "nats", "tools-dir") != nil:
+		return e.fail("mcp", cm.check(fs, "nats", "tools-dir"))
 	case cm.on && *config == "" && cm.gateway.servers == "":
 		return e.fail("mcp", usagef("--code-mode needs --config FILE or --mcp-servers FILE: their tools are what scripts call"))
 	case nf.set():
