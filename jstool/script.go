@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/evanw/esbuild/pkg/api"
+
 	"github.com/wasmgate/wasmgate/audit"
+	"github.com/wasmgate/wasmgate/internal/confine"
 	"github.com/wasmgate/wasmgate/internal/jshost"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
 )
@@ -179,6 +184,44 @@ func BundleScript(file string, actions []string) (Bundle, error) {
 		return Bundle{}, err
 	}
 	return bundleFileWith(file, map[string]string{ToolscriptModule: src}, "script")
+}
+
+// BundleScriptText bundles a script given as text, not as a file (Code
+// Mode's run_script): name is what messages call it, and its extension
+// (.ts, .mts, .js, .mjs, …) says whether types are stripped. The script has
+// no tree: it may import the toolscript module generated for actions and
+// Node's built-ins, and nothing from the host's file system, not even a
+// relative file.
+//
+// # Errors
+//
+// A *BundleError as BundleScript's, and for an import of any host file.
+func BundleScriptText(name, source string, actions []string) (Bundle, error) {
+	loader, ok := bundleExtensions[filepath.Ext(name)]
+	if !ok || filepath.Base(name) != name {
+		return Bundle{}, &BundleError{Entry: name, Problems: []string{
+			fmt.Sprintf("%s: a script's name is a plain file name ending in .js, .mjs, .cjs, .ts, .mts or .cts", name),
+		}}
+	}
+	src, err := ToolscriptSource(actions)
+	if err != nil {
+		return Bundle{}, err
+	}
+	// The working directory is an empty one of its own, so that no
+	// resolution starts anywhere near the host's files; the confinement
+	// refuses whatever esbuild would read all the same.
+	work, err := os.MkdirTemp("", "wasmgate-script-")
+	if err != nil {
+		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", name, err)
+	}
+	defer os.RemoveAll(work)
+	if work, err = filepath.EvalSymlinks(work); err != nil {
+		return Bundle{}, fmt.Errorf("cannot bundle %s: %w", name, err)
+	}
+	opts := bundleOptions(work)
+	opts.Stdin = &api.StdinOptions{Contents: source, Sourcefile: name, Loader: loader}
+	opts.Plugins = append([]api.Plugin{virtualModulesPlugin(map[string]string{ToolscriptModule: src})}, opts.Plugins...)
+	return build(name, opts, confinement{tree: confine.Text(""), noun: "script"})
 }
 
 // scriptLimits is ScriptLimits's value, of which callers get copies.

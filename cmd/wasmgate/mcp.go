@@ -16,6 +16,7 @@ import (
 
 const mcpHelp = `Usage:
   wasmgate mcp --config FILE [--audit FILE] [--tools-dir DIR] [--engine E] [--cache-dir DIR]
+  wasmgate mcp --code-mode [--config FILE] [--mcp-servers FILE [--mcp-allow SERVER.TOOL]...] [--audit FILE]
 
 Serves every action of --config as a Model Context Protocol tool, on stdio
 (newline-delimited JSON-RPC on stdin and stdout; logs go to stderr), for MCP
@@ -55,6 +56,20 @@ that is not a JSON-RPC message gets -32600, and so does a batch where the
 session's protocol version has none (2025-06-18 and later). The server reads
 on after each.
 
+With --code-mode, the server offers one tool instead, run_script: its
+argument "script" is a TypeScript program (a toolscript, as 'wasmgate
+script' runs: import { tools } from "toolscript"; ... export default RESULT)
+and its description declares every action of --config and every tool of
+--mcp-servers that --mcp-allow allows (toolscript.d.ts), so that an agent
+writes one script instead of making many calls. The script is bundled
+with no file system (it imports "toolscript" and Node's built-ins only),
+type-checked (a type error runs nothing), and run under the script limits;
+each tool call is a governed, audited action, and each run has its own
+--mcp-max-calls budget. The result is structuredContent {result, stdout,
+stderr} and the same as text; the type errors, the exception with its
+stack, or the limit reached give isError. _meta "wasmgate/script" says how
+far it got, how many calls it made and their trace id.
+
 The same server is at /mcp on 'wasmgate serve' (streamable HTTP).
 
 Flags:
@@ -73,6 +88,8 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 	maxLine := fs.Int("max-line-bytes", mcp.DefaultMaxLineBytes, "largest message (one line on stdin) accepted; a longer one is answered with a JSON-RPC error")
 	var nf natsFlags
 	nf.register(fs, "dispatch every call to the workers of this NATS JetStream deployment (instead of --config)")
+	var cm codeModeFlags
+	cm.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), mcpHelp)
 		fs.PrintDefaults()
@@ -88,6 +105,10 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 		return e.fail("mcp", usagef("--max-execution-time must be positive"))
 	case *maxLine <= 0:
 		return e.fail("mcp", usagef("--max-line-bytes must be positive (leave it out for %d)", mcp.DefaultMaxLineBytes))
+	case cm.check(fs, "nats", "tools-dir") != nil:
+		return e.fail("mcp", cm.check(fs, "nats", "tools-dir"))
+	case cm.on && *config == "" && cm.gateway.servers == "":
+		return e.fail("mcp", usagef("--code-mode needs --config FILE or --mcp-servers FILE: their tools are what scripts call"))
 	case nf.set():
 		if err := notWith(fs, "config", "audit", "tools-dir"); err != nil {
 			return e.fail("mcp", err)
@@ -111,6 +132,7 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 
 	var catalogs []mcp.Catalog
 	var storeCatalog *mcp.StoreCatalog
+	var codeMode *mcp.CodeMode
 	if nf.set() {
 		runner, closeRunner, err := e.repRunner(ctx, nf, name, *cache, "", "", *auditLockWait, logger)
 		if err != nil {
@@ -134,7 +156,16 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 			return e.fail("mcp", err)
 		}
 		defer rt.Close(context.WithoutCancel(ctx))
-		if *config != "" {
+		if cm.on {
+			gw, err := cm.gateway.connectRuntime(ctx, rt, e.stderr, "mcp")
+			if err != nil {
+				return e.fail("mcp", err)
+			}
+			if gw != nil {
+				defer gw.Close()
+			}
+			codeMode = codeModeOf(rt, gw)
+		} else if *config != "" {
 			catalogs = append(catalogs, mcp.RegistryTools(registryOf(rt)))
 		}
 		if *toolsDir != "" {
@@ -144,8 +175,13 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 			})
 		}
 	}
+	var catalog mcp.Catalog
+	if codeMode == nil {
+		catalog = mcp.Catalogs(catalogs...)
+	}
 	srv, err := mcp.New(ctx, mcp.Config{
-		Catalog:          mcp.Catalogs(catalogs...),
+		CodeMode:         codeMode,
+		Catalog:          catalog,
 		Store:            storeCatalog,
 		Version:          implementationVersion,
 		MaxExecutionTime: *maxExec,
@@ -154,6 +190,12 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 	})
 	if err != nil {
 		return e.fail("mcp", err)
+	}
+	if codeMode != nil && cm.gateway.servers != "" {
+		// A server's tools change (tools/list_changed to the gateway):
+		// run_script's declarations follow, announced the same way.
+		stop := watchInBackground(ctx, srv)
+		defer stop()
 	}
 	if storeCatalog != nil {
 		// The store's tools load in the background, so that the client's
@@ -167,6 +209,18 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 		return e.fail("mcp", err)
 	}
 	return exitSuccess
+}
+
+// watchInBackground keeps srv's tool list in step with its catalog until
+// stop is called; stop returns once it has stopped.
+func watchInBackground(ctx context.Context, srv *mcp.Server) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { srv.Watch(ctx, 2*time.Second) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // loadInBackground loads the tool store's catalog and keeps srv's tool

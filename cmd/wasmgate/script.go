@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/wasmgate/wasmgate/audit"
-	"github.com/wasmgate/wasmgate/internal/mcpgateway"
 	"github.com/wasmgate/wasmgate/internal/sandbox"
+	"github.com/wasmgate/wasmgate/internal/toolscript"
 	"github.com/wasmgate/wasmgate/internal/tscheck"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -167,55 +166,31 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 		}
 	}
 
-	// Bundling finds syntax and type-stripping errors before anything runs
-	// (and before the audit log is touched); type-checking, type errors.
-	bundle, err := jstool.BundleScript(files[0], cat.Actions())
+	// One path with Code Mode's run_script: bundling finds syntax and
+	// type-stripping errors, type-checking type errors, before anything
+	// runs (and before the audit log is touched).
+	runner := toolscript.Runner{Host: rt, Tools: cat, Limits: limits, BeforeRun: openAudit}
+	if !*noCheck {
+		runner.Checker = &checker
+	}
+	if counter != nil {
+		runner.WrapCall = counter.wrap
+	}
+	res, err := runner.Run(ctx, toolscript.Script{File: files[0]}, e.stdout, e.stderr)
 	var be *jstool.BundleError
 	switch {
-	case errors.As(err, &be):
-		return e.fail("script", usagef("%v", err))
-	case errors.Is(err, os.ErrNotExist):
+	case errors.As(err, &be), errors.Is(err, os.ErrNotExist):
 		return e.fail("script", usagef("%v", err))
 	case err != nil:
-		return e.fail("script", err)
+		return e.fail("script", checkError(err, files[0], checker))
+	case len(res.TypeErrors) > 0:
+		e.printTypeErrors(files[0], res.TypeErrors)
+		return exitUsage
 	}
-
-	if typed(files[0]) && !*noCheck {
-		ok, err := e.typeCheck(ctx, checker, files[0], cat)
-		if err != nil {
-			return e.fail("script", err)
-		}
-		if !ok {
-			return exitUsage
-		}
-	}
-
-	if err := openAudit(); err != nil {
-		return e.fail("script", err)
-	}
-	var out sandbox.Outcome
-	call := pipelineCaller(rt)
-	if counter != nil {
-		// One budget of gateway calls for the run: its tool calls all
-		// take this context.
-		ctx, call = mcpgateway.WithBudget(ctx), counter.wrap(call)
-	}
-	err = rt.UseEngine(ctx, func(ctx context.Context, engine sandbox.Engine) (err error) {
-		out, err = jstool.RunScript(ctx, engine, bundle, jstool.ScriptOptions{
-			Limits: limits,
-			Call:   call,
-			Stdout: e.stdout,
-			Stderr: e.stderr,
-		})
-		return err
-	})
-	if err != nil {
-		return e.fail("script", err)
-	}
-	if counter != nil {
+	if counter != nil && res.Ran {
 		defer fmt.Fprintln(e.stderr, counter.line())
 	}
-	lim := limits.WithDefaults(jstool.ScriptLimits())
+	out := res.Outcome
 	switch out.Kind {
 	case sandbox.Completed:
 		if len(out.Output) > 0 {
@@ -225,43 +200,7 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	case sandbox.Failed, sandbox.OutputNotJSON:
 		fmt.Fprintf(e.stderr, "wasmgate script: %s\n", out.Message)
 		return exitFailed
-	case sandbox.FuelExhausted:
-		fmt.Fprintf(e.stderr, "wasmgate script: the script ran out of fuel (--fuel %d)\n", lim.Fuel)
-	case sandbox.Timeout:
-		fmt.Fprintf(e.stderr, "wasmgate script: the script ran out of time (--timeout-ms %d)\n", lim.TimeoutMs)
-	case sandbox.MemoryExhausted:
-		fmt.Fprintf(e.stderr, "wasmgate script: the script ran out of memory (--memory-pages %d): %s\n", lim.MemoryPages, out.Message)
-	case sandbox.StackExhausted:
-		fmt.Fprintf(e.stderr, "wasmgate script: the script recursed too deeply: %s\n", out.Message)
-	case sandbox.OutputTooLarge:
-		fmt.Fprintf(e.stderr, "wasmgate script: the script's result is larger than %d bytes\n", lim.MaxOutputBytes)
-	default:
-		fmt.Fprintf(e.stderr, "wasmgate script: the script stopped: %s: %s\n", out.Kind, out.Message)
 	}
+	fmt.Fprintf(e.stderr, "wasmgate script: %s\n", toolscript.Stopped(out, res.Limits, func(name string) string { return "--" + name }))
 	return exitBlocked
-}
-
-// pipelineCaller runs a script's tool calls through p, all under one trace
-// id: the one the pipeline gives the first call.
-func pipelineCaller(p pipeline.Runner) jstool.ToolCaller {
-	var traceID string
-	return func(ctx context.Context, action string, params json.RawMessage) (jstool.ToolCallResult, error) {
-		res, err := p.Execute(ctx, pipeline.ActionRequest{Action: action, Payload: params, TraceID: traceID})
-		if cerr := ctx.Err(); cerr != nil {
-			// The script is being stopped (its deadline, a signal).
-			return jstool.ToolCallResult{}, cerr
-		}
-		if res.Status == "" {
-			return jstool.ToolCallResult{}, err
-		}
-		// An engine failure (pipeline.ErrInternal) is audited as FAILED:
-		// the script gets that verdict, and its message says why.
-		traceID = res.TraceID
-		codes := make([]string, len(res.ReasonCodes))
-		for i, c := range res.ReasonCodes {
-			codes[i] = string(c)
-		}
-		return jstool.ToolCallResult{Status: string(res.Status), ReasonCodes: codes, TraceID: res.TraceID,
-			Output: res.Output, Message: res.Message}, nil
-	}
 }

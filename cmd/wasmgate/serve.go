@@ -70,7 +70,9 @@ origin --cors-origin does not list (pages of this machine on a loopback
 address are served), bodies over --max-body-bytes, and JSON-RPC batches
 where the session's protocol version has none; a session unused for
 --mcp-idle-timeout ends, and beyond --mcp-max-sessions open at once a new
-one is refused with 503 and Retry-After.
+one is refused with 503 and Retry-After. With --code-mode, /mcp offers one
+tool, run_script, that runs a TypeScript program calling the registry's
+actions and the tools of --mcp-servers (see 'wasmgate mcp -h').
 
 Flags:
 `
@@ -103,6 +105,8 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	mcpMaxSessions := fs.Int("mcp-max-sessions", mcp.DefaultMaxSessions, "MCP sessions (/mcp) open at once; beyond, a new one is refused with 503 and Retry-After")
 	var nf natsFlags
 	nf.register(fs, "dispatch every call to the workers of this NATS JetStream deployment instead of executing it here")
+	var cm codeModeFlags
+	cm.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveHelp)
 		fs.PrintDefaults()
@@ -246,10 +250,21 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 	// cluster's), and the tool store's packages the server may run. Its
 	// calls take their slots from the server's admission.
 	var srv *httpexec.Server
+	var codeMode *mcp.CodeMode
 	catalog := []mcp.Catalog{}
 	switch {
 	case runner != nil:
 		catalog = append(catalog, mcp.RegistryTools(runner))
+	case cm.on:
+		// /mcp offers run_script alone; /execute-tool serves as ever.
+		gw, err := cm.gateway.connectRuntime(ctx, rt, e.stderr, "serve")
+		if err != nil {
+			return e.fail("serve", err)
+		}
+		if gw != nil {
+			defer gw.Close()
+		}
+		codeMode = codeModeOf(rt, gw)
 	case *config != "":
 		catalog = append(catalog, mcp.RegistryTools(registryOf(rt)))
 	}
@@ -268,9 +283,14 @@ func (e env) serveCmd(ctx context.Context, args []string) int {
 		loadTool = storeCatalog.LoadTool
 		catalogStatus = func() httpexec.CatalogStatus { return httpexec.CatalogStatus(storeCatalog.Status()) }
 	}
+	mcpCfg := mcp.Config{Catalog: mcp.Catalogs(catalog...), Store: storeCatalog}
+	if codeMode != nil {
+		mcpCfg = mcp.Config{CodeMode: codeMode}
+	}
 	mcpSrv, err := mcp.New(ctx, mcp.Config{
-		Catalog:          mcp.Catalogs(catalog...),
-		Store:            storeCatalog,
+		CodeMode:         mcpCfg.CodeMode,
+		Catalog:          mcpCfg.Catalog,
+		Store:            mcpCfg.Store,
 		Version:          implementationVersion,
 		Admit:            func(ctx context.Context) (func(), error) { return srv.Admit(ctx) },
 		MaxExecutionTime: *maxExec,

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wasmgate/wasmgate/internal/sandbox"
+	"github.com/wasmgate/wasmgate/internal/toolscript"
 	"github.com/wasmgate/wasmgate/internal/tscheck"
 	"github.com/wasmgate/wasmgate/jstool"
 	"github.com/wasmgate/wasmgate/pipeline"
@@ -108,26 +109,9 @@ func (e env) typesCmd(ctx context.Context, args []string) int {
 	return exitSuccess
 }
 
-// actionTypes describes the registry's actions for the declarations.
-func actionTypes(reg actionCatalog) []jstool.ActionType {
-	var types []jstool.ActionType
-	for _, a := range reg.Actions() {
-		m, _ := reg.ActionManifest(a)
-		types = append(types, jstool.ActionType{Action: a, Description: m.Description, InputSchema: m.InputSchema, OutputSchema: m.OutputSchema})
-	}
-	return types
-}
-
 // declarations are the two declaration files of a registry's scripts.
 func declarations(reg actionCatalog) (map[string][]byte, error) {
-	decl, err := jstool.ToolscriptDeclarations(actionTypes(reg))
-	if err != nil {
-		return nil, err
-	}
-	return map[string][]byte{
-		jstool.DeclarationsFile: []byte(decl),
-		jstool.EnvironmentFile:  []byte(jstool.EnvironmentDeclarations),
-	}, nil
+	return toolscript.Declarations(reg)
 }
 
 const tsconfigFile = "tsconfig.json"
@@ -187,50 +171,31 @@ func writeTypes(dir string, files map[string][]byte) error {
 	return nil
 }
 
-// typeCheck checks script against the registry's declarations with the
-// TypeScript compiler c, writing each error to the stderr as
-// FILE:LINE:COL: error TSCODE: MESSAGE. It reports whether the script
-// type-checks.
-//
-// # Errors
-//
-// A usage error (exit 2) when the script reaches outside its tree or a
-// bound of the check stops the compiler, naming the flag that raises it.
-func (e env) typeCheck(ctx context.Context, c tscheck.Checker, script string, reg actionCatalog) (bool, error) {
-	decls, err := declarations(reg)
-	if err != nil {
-		return false, usagef("%v", err)
-	}
-	diags, err := c.Check(ctx, script, decls)
+// checkError is a usage error (exit 2) for a type check of script that
+// could not run: the script reaches outside its tree, or a bound of the
+// check stopped the compiler, naming the flag that raises it.
+func checkError(err error, script string, c tscheck.Checker) error {
 	var te *tscheck.TreeError
 	switch {
 	case errors.As(err, &te):
-		return false, usagef("cannot type-check %s: %s: nothing was run", script, strings.Join(te.Problems, "; "))
+		return usagef("cannot type-check %s: %s: nothing was run", script, strings.Join(te.Problems, "; "))
 	case errors.Is(err, tscheck.ErrTimeBound):
-		return false, usagef("type-checking %s took longer than --check-timeout %s: the compiler was stopped and nothing was run (raise --check-timeout, or --no-check skips the check)", script, c.Timeout)
+		return usagef("type-checking %s took longer than --check-timeout %s: the compiler was stopped and nothing was run (raise --check-timeout, or --no-check skips the check)", script, c.Timeout)
 	case errors.Is(err, tscheck.ErrMemoryBound):
-		return false, usagef("type-checking %s needed more than --check-memory-mb %d: the compiler was stopped and nothing was run (raise --check-memory-mb, or --no-check skips the check)", script, c.MaxMemory>>20)
-	case err != nil:
-		return false, fmt.Errorf("type-checking %s (run with --no-check to skip it): %w", script, err)
+		return usagef("type-checking %s needed more than --check-memory-mb %d: the compiler was stopped and nothing was run (raise --check-memory-mb, or --no-check skips the check)", script, c.MaxMemory>>20)
 	}
+	return err
+}
+
+// printTypeErrors writes each error to the stderr as
+// FILE:LINE:COL: error TSCODE: MESSAGE, then how many there were.
+func (e env) printTypeErrors(script string, diags []tscheck.Diagnostic) {
 	for _, d := range diags {
 		fmt.Fprintln(e.stderr, d.String())
 	}
-	if len(diags) > 0 {
-		noun := "errors"
-		if len(diags) == 1 {
-			noun = "error"
-		}
-		fmt.Fprintf(e.stderr, "wasmgate script: %d type %s in %s: nothing was run (--no-check runs it unchecked)\n", len(diags), noun, script)
+	noun := "errors"
+	if len(diags) == 1 {
+		noun = "error"
 	}
-	return len(diags) == 0, nil
-}
-
-// typed reports whether a script file is TypeScript, which is checked.
-func typed(file string) bool {
-	switch strings.ToLower(filepath.Ext(file)) {
-	case ".ts", ".mts", ".cts":
-		return true
-	}
-	return false
+	fmt.Fprintf(e.stderr, "wasmgate script: %d type %s in %s: nothing was run (--no-check runs it unchecked)\n", len(diags), noun, script)
 }

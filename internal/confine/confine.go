@@ -20,6 +20,7 @@ type Tree struct {
 	root    string   // the root, links resolved; "" when it is the file system's root
 	entry   string   // the entry file, links resolved; "" for a package tree
 	modules []string // node_modules directories of the root's ancestors, links resolved
+	text    bool     // code given as text (Text): no directory, no packages
 }
 
 // Entry is the tree of the code whose entry file is file: its root is the
@@ -74,6 +75,14 @@ func Dir(dir string) (Tree, error) {
 	}
 	return newTree(real), nil
 }
+
+// Text is the tree of code given as text, not as a file (Code Mode's
+// run_script): it has no directory and no packages around it, so nothing is
+// inside it but file, where the text was written for a compiler to read
+// (links resolved; "" when the text is on no disk, as when it is bundled
+// from memory). Its imports can be only the virtual modules and Node's
+// built-ins, which name no host file.
+func Text(file string) Tree { return Tree{entry: file, text: true} }
 
 // newTree is the tree under root (links resolved) with the node_modules of
 // its ancestors. The ancestors are the user's directories, not the code's,
@@ -138,6 +147,9 @@ func within(dir, path string) bool {
 // (the directory the message's file names are relative to), how the root
 // was chosen, and that the node_modules packages found from it are in.
 func (t Tree) Rule(base string) string {
+	if t.text {
+		return "none: it is text, with no files or packages around it (it may import \"toolscript\" and Node's built-ins only)"
+	}
 	if t.root == "" {
 		return "the entry file and the node_modules packages found from it, links resolved (its directory is the file system's root, which holds the whole host)"
 	}

@@ -102,6 +102,40 @@ func (c Checker) Check(ctx context.Context, script string, decls map[string][]by
 	if err != nil {
 		return nil, fmt.Errorf("tscheck: script: %w", err)
 	}
+	return c.check(ctx, script, abs, tree, decls)
+}
+
+// CheckText is Check for a script given as text, not as a file (Code
+// Mode's run_script): name is a plain file name (script.ts) that
+// diagnostics call it by. The script has no tree: it is written alone into
+// a fresh directory, and any file it would make the compiler read beyond
+// the declarations and the standard library is a *TreeError.
+//
+// # Errors
+//
+// As Check's, and an error for a name that is not a plain file name.
+func (c Checker) CheckText(ctx context.Context, name, source string, decls map[string][]byte) ([]Diagnostic, error) {
+	if err := checkDeclName(name); err != nil || strings.HasSuffix(name, ".d.ts") {
+		return nil, fmt.Errorf("tscheck: script name %q: want a plain file name ending in .ts, .mts or .cts", name)
+	}
+	dir, err := os.MkdirTemp("", "wasmgate-script-")
+	if err != nil {
+		return nil, fmt.Errorf("tscheck: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return nil, fmt.Errorf("tscheck: %w", err)
+	}
+	file := filepath.Join(dir, name)
+	if err := os.WriteFile(file, []byte(source), 0o600); err != nil {
+		return nil, fmt.Errorf("tscheck: %w", err)
+	}
+	return c.check(ctx, name, file, confine.Text(file), decls)
+}
+
+// check checks the script at abs, named script in diagnostics, whose
+// imports must stay in tree.
+func (c Checker) check(ctx context.Context, script, abs string, tree confine.Tree, decls map[string][]byte) ([]Diagnostic, error) {
 	names := make([]string, 0, len(decls))
 	for name := range decls {
 		if err := checkDeclName(name); err != nil {

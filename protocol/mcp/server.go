@@ -84,6 +84,9 @@ type Config struct {
 	// MaxLineBytes bounds one message on stdio, a line (default
 	// DefaultMaxLineBytes); see ServeStdio.
 	MaxLineBytes int
+	// CodeMode, when set, makes the server offer one tool, run_script,
+	// in place of Catalog's and Store's (which must be nil): see CodeMode.
+	CodeMode *CodeMode
 }
 
 // Server is an MCP server whose tools are actions. It is safe for
@@ -111,7 +114,12 @@ type offered struct {
 //
 // The catalog's error.
 func New(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Catalog == nil && cfg.Store == nil {
+	switch {
+	case cfg.CodeMode != nil && (cfg.Catalog != nil || cfg.Store != nil):
+		return nil, errors.New("mcp: Code Mode offers run_script alone: no catalog or store with it")
+	case cfg.CodeMode != nil && cfg.CodeMode.Runner.Host == nil:
+		return nil, errors.New("mcp: Code Mode needs a Runner with a Host")
+	case cfg.Catalog == nil && cfg.Store == nil && cfg.CodeMode == nil:
 		return nil, errors.New("mcp: no catalog")
 	}
 	if cfg.Name == "" {
@@ -138,8 +146,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, tools: map[string]offered{}}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: cfg.Name, Title: "wasmgate: governed, pure, audited tools", Version: cfg.Version},
 		&sdk.ServerOptions{
-			Instructions: "Every tool is pure (no I/O), runs under fuel, time and memory limits, and every call is audited. " +
-				"A call that fails or is refused returns isError with its reason codes.",
+			Instructions: instructions(cfg),
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 		})
 	if cfg.Store != nil {
@@ -151,6 +158,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// instructions are what the server tells a client in initialize.
+func instructions(cfg Config) string {
+	if cfg.CodeMode != nil {
+		return "One tool, run_script: write one TypeScript program that calls the declared tools and exports the result, " +
+			"instead of calling tools one by one. It runs under fuel, time and memory limits, and every tool call is audited."
+	}
+	return "Every tool is pure (no I/O), runs under fuel, time and memory limits, and every call is audited. " +
+		"A call that fails or is refused returns isError with its reason codes."
+}
+
 // SDK is the underlying SDK server.
 func (s *Server) SDK() *sdk.Server { return s.sdk }
 
@@ -160,6 +177,9 @@ func (s *Server) SDK() *sdk.Server { return s.sdk }
 func (s *Server) Refresh(ctx context.Context) error {
 	s.refreshing.Lock()
 	defer s.refreshing.Unlock()
+	if s.cfg.CodeMode != nil {
+		return s.refreshCodeMode()
+	}
 	var tools []Tool
 	if s.cfg.Catalog != nil {
 		var err error
