@@ -55,7 +55,7 @@ func (c codeModeFlags) check(fs *flag.FlagSet, exclusive ...string) error {
 			return usagef("--%s does not apply with --code-mode: scripts call the actions of --config and the tools of --mcp-servers", name)
 		}
 	}
-	return nil
+	return c.gateway.check()
 }
 
 // codeModeOf is the MCP server's Code Mode over rt, whose registry holds the

@@ -203,9 +203,9 @@ func TestCodeModeUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--code-mode"}, "wasmgate mcp: --code-mode needs --config FILE or --mcp-servers FILE: their tools are what scripts call\n"},
 		{[]string{"--config", td("registry.json"), "--mcp-servers", "servers.json"}, "wasmgate mcp: --mcp-servers needs --code-mode: server tools are offered to scripts (run_script), not one by one\n"},
-		{[]string{"--code-mode", "--config", td("registry.json"), "--mcp-allow", "everything.echo"}, "wasmgate mcp: --mcp-allow needs --mcp-servers FILE: it governs the calls to those servers\n"},
+		{[]string{"--code-mode", "--config", td("registry.json"), "--mcp-allow", "everything.echo"}, "wasmgate mcp: --mcp-allow needs --mcp-servers FILE: the servers whose tools it allows\n"},
 		{[]string{"--code-mode", "--config", td("registry.json"), "--tools-dir", "store"}, "wasmgate mcp: --tools-dir does not apply with --code-mode: scripts call the actions of --config and the tools of --mcp-servers\n"},
-		{[]string{"--code-mode", "--mcp-servers", "servers.json", "--mcp-max-calls", "0"}, "wasmgate mcp: --mcp-max-calls 0: want a positive number of calls (leave it out for 100)\n"},
+		{[]string{"--code-mode", "--mcp-servers", "servers.json", "--mcp-max-calls", "0"}, "wasmgate mcp: --mcp-max-calls 0: want 1 or more\n"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

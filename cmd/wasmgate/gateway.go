@@ -33,6 +33,19 @@ func (f *gatewayFlags) register(fs *flag.FlagSet, calls bool) {
 	}
 }
 
+// check refuses flags that cannot work, before anything is opened.
+func (f gatewayFlags) check() error {
+	switch {
+	case f.servers == "" && len(f.allow) > 0:
+		return usagef("--mcp-allow needs --mcp-servers FILE: the servers whose tools it allows")
+	case f.calls && f.maxCalls < 1:
+		return usagef("--mcp-max-calls %d: want 1 or more", f.maxCalls)
+	case f.calls && f.timeout <= 0:
+		return usagef("--mcp-timeout %s: want a positive duration (e.g. 30s)", f.timeout)
+	}
+	return nil
+}
+
 // connect starts the gateway when --mcp-servers is given (nil otherwise),
 // writing what it leaves out to warn.
 //
@@ -41,17 +54,8 @@ func (f *gatewayFlags) register(fs *flag.FlagSet, calls bool) {
 // A usage error (nothing ran) for a bad file, pattern or limit, and for a
 // server that cannot be started or reached.
 func (f gatewayFlags) connect(ctx context.Context, warn io.Writer, command string) (*mcpgateway.Gateway, error) {
-	if f.servers == "" {
-		if len(f.allow) > 0 {
-			return nil, usagef("--mcp-allow needs --mcp-servers FILE: the servers whose tools it allows")
-		}
-		return nil, nil
-	}
-	if f.calls && f.maxCalls < 1 {
-		return nil, usagef("--mcp-max-calls %d: want 1 or more", f.maxCalls)
-	}
-	if f.calls && f.timeout <= 0 {
-		return nil, usagef("--mcp-timeout %s: want a positive duration (e.g. 30s)", f.timeout)
+	if err := f.check(); err != nil || f.servers == "" {
+		return nil, err
 	}
 	cfg, err := mcpgateway.LoadConfig(f.servers)
 	if err != nil {

@@ -113,7 +113,7 @@ func (e env) mcpCmd(ctx context.Context, args []string) int {
 		if err := notWith(fs, "config", "audit", "tools-dir"); err != nil {
 			return e.fail("mcp", err)
 		}
-	case *config == "" && *toolsDir == "":
+	case !cm.on && *config == "" && *toolsDir == "":
 		return e.fail("mcp", usagef("--config FILE (or --tools-dir DIR, or --nats URL) is required: its actions are the tools"))
 	}
 	name, err := sandbox.ParseEngineName(*engineName)
