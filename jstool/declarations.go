@@ -480,6 +480,18 @@ declare global {
   }
   var console: Console;
 
+  // The execution context of the toolscript text, as Deno names it: the
+  // variables wasmgate sets (TOOLSCRIPT_GATEWAY_URL) and the directory the
+  // script was run from. Read-only.
+  var Deno: {
+    readonly env: {
+      get(name: string): string | undefined;
+      has(name: string): boolean;
+      toObject(): Record<string, string>;
+    };
+    cwd(): string;
+  };
+
   function setTimeout(handler: (...args: any[]) => void, timeout?: number, ...args: any[]): number;
   function clearTimeout(id: number | undefined): void;
   function setInterval(handler: (...args: any[]) => void, timeout?: number, ...args: any[]): number;

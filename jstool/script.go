@@ -272,7 +272,18 @@ type ScriptOptions struct {
 	Stdout, Stderr io.Writer
 	// Engine is the QuickJS engine module; nil means the embedded one.
 	Engine []byte
+	// Cwd is what the script's Deno.cwd() says: the directory it was run
+	// from ("" is "/"). Deno.env holds TOOLSCRIPT_GATEWAY_URL alone.
+	Cwd string
 }
+
+// GatewayURL is what a script reads as TOOLSCRIPT_GATEWAY_URL. The
+// toolscript text's scripts import their tools over HTTP from a gateway at
+// that URL; here the "toolscript" module is bundled in and each call is a
+// host call, so there is no HTTP gateway to reach: the name is in the
+// .invalid domain, which never resolves (RFC 2606), and is the same on
+// every machine.
+const GatewayURL = "http://toolscript.invalid"
 
 // RunScript runs a bundled script once, in a fresh engine instance, and
 // returns its Outcome: Completed with the script's result as JSON in Output
@@ -313,7 +324,12 @@ func RunScript(ctx context.Context, engine sandbox.Engine, b Bundle, opts Script
 		jshost.JSScriptCall:    opts.call,
 		jshost.JSScriptConsole: opts.console,
 	})
-	drive := jshost.QuickJSScript(jshost.JSScript{Name: name, Source: b.Source, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes)})
+	cwd := opts.Cwd
+	if cwd == "" {
+		cwd = "/"
+	}
+	drive := jshost.QuickJSScript(jshost.JSScript{Name: name, Source: b.Source, Seed: in.Digest, MaxOutput: int(lim.MaxOutputBytes),
+		Env: map[string]string{"TOOLSCRIPT_GATEWAY_URL": GatewayURL}, Cwd: cwd})
 	return reactor.Run(ctx, nil, in, sandbox.Driver(drive))
 }
 

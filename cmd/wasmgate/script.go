@@ -176,6 +176,9 @@ func (e env) scriptCmd(ctx context.Context, args []string) int {
 	if counter != nil {
 		runner.WrapCall = counter.wrap
 	}
+	if wd, err := os.Getwd(); err == nil {
+		runner.Cwd = wd // the toolscript text: "the directory from which toolscript was invoked"
+	}
 	res, err := runner.Run(ctx, toolscript.Script{File: files[0]}, e.stdout, e.stderr)
 	var be *jstool.BundleError
 	switch {

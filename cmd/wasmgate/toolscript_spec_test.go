@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,7 +28,7 @@ func TestToolscriptScenarios(t *testing.T) {
 		// fetch and process are not declared for the checker (I/O is not
 		// a toolscript's), so the script runs unchecked.
 		{"Sandbox Environment", "Network restrictions, Environment variable restrictions", "environment.ts", []string{"--no-check"}, exitSuccess,
-			`{"env":[],"network":"Access to this API has been restricted: fetch(\"https://example.com/\") (wasmgate runs code without network, file system or processes)"}` + "\n", nil},
+			`{"env":["TOOLSCRIPT_GATEWAY_URL"],"network":"Access to this API has been restricted: fetch(\"https://example.com/\") (wasmgate runs code without network, file system or processes)"}` + "\n", nil},
 		{"TypeScript Support", "ES modules", "imports_module.ts", nil, exitSuccess, `{"doubled":42}` + "\n", nil},
 		// Neither import nor export: still a module, for the checker too.
 		{"Top-Level Await", "Top-level await", "top_level_await.ts", nil, exitSuccess, "42\n", nil},
@@ -49,4 +51,19 @@ func TestToolscriptScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestToolscriptExecutionContext: the toolscript text's "Execution
+// Context" and "Environment variable restrictions". A script reads
+// TOOLSCRIPT_GATEWAY_URL as a Deno script does (Deno.env.get) and as a Node
+// one would (process.env), the only variable either holds; Deno.cwd() is
+// the directory the script was run from; nothing else (no version, no
+// timestamp) is put into its environment.
+func TestToolscriptExecutionContext(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	r := wasmgate(t, "", "script", scriptFile("execution_context.ts"))
+	require.Equal(t, exitSuccess, r.code, r.stderr)
+	assert.Equal(t, `{"gateway":"http://toolscript.invalid","deno":{"TOOLSCRIPT_GATEWAY_URL":"http://toolscript.invalid"},"node":{"TOOLSCRIPT_GATEWAY_URL":"http://toolscript.invalid"},"cwd":`+strconv.Quote(wd)+`,"denoKeys":["cwd","env"],"home":false}`+"\n", r.stdout)
+	assert.Empty(t, r.stderr)
 }

@@ -1109,8 +1109,25 @@
   // script binds the host functions before the script is evaluated: the
   // console writes through write, and the toolscript module (generated at
   // bundle time) finds callTool under a registered symbol.
-  function script(call, write, seedHex) {
+  function script(call, write, seedHex, contextJSON) {
     seed(seedHex);
+    // The toolscript text's execution context, as Deno gives it: the
+    // variables the host chose (TOOLSCRIPT_GATEWAY_URL) and the directory
+    // the script was run from. Read-only; nothing else of the host's.
+    const context = JSON.parse(contextJSON);
+    const vars = Object.freeze(Object.assign(Object.create(null), context.env || {}));
+    const env = Object.freeze({
+      get: (name) => (Object.prototype.hasOwnProperty.call(vars, String(name)) ? vars[String(name)] : undefined),
+      has: (name) => Object.prototype.hasOwnProperty.call(vars, String(name)),
+      toObject: () => Object.assign({}, vars),
+    });
+    // Node's process.env, for a script that reads it the Node way, holds
+    // the same variables.
+    callEnv = Object.freeze(Object.assign({}, context.env || {}));
+    const cwd = String(context.cwd || "/");
+    Object.defineProperty(globalThis, "Deno", {
+      value: Object.freeze({ env, cwd: () => cwd }), writable: false, configurable: false, enumerable: false,
+    });
     const writeTo = (stream) => function (...args) { write(stream, args.map(show).join(" ") + "\n"); };
     console.log = console.info = console.debug = console.trace = writeTo("out");
     console.warn = console.error = writeTo("err");

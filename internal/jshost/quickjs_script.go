@@ -3,6 +3,7 @@ package jshost
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"github.com/wasmgate/wasmgate/internal/host"
 )
 
@@ -37,6 +38,11 @@ type JSScript struct {
 	Seed [32]byte
 	// MaxOutput bounds the script's result (its JSON).
 	MaxOutput int
+	// Env and Cwd are what the script reads as Deno.env and Deno.cwd(),
+	// the toolscript text's execution context: nothing else of the host's
+	// environment reaches it.
+	Env map[string]string
+	Cwd string
 }
 
 // QuickJSScript returns the driver that runs a script in a fresh engine:
@@ -79,6 +85,18 @@ func QuickJSScript(script JSScript) func(ctx context.Context, inst host.Instance
 			return nil, err
 		}
 		args = append(args, seed)
+		context, err := json.Marshal(struct {
+			Env map[string]string `json:"env"`
+			Cwd string            `json:"cwd"`
+		}{script.Env, script.Cwd})
+		if err != nil {
+			return nil, err
+		}
+		contextJSON, err := vm.newString(ctx, string(context))
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, contextJSON)
 		rejection, err := vm.callFunction(ctx, setup, undefined, args...)
 		if err != nil {
 			return nil, err

@@ -72,6 +72,9 @@ type Runner struct {
 	Checker *tscheck.Checker
 	// Limits are the script's own (zero fields: jstool.ScriptLimits()).
 	Limits sandbox.Limits
+	// Cwd is the directory the script runs from, what its Deno.cwd() says
+	// ("": "/", as for a script an agent sends).
+	Cwd string
 	// WrapCall, when set, wraps the calls the script makes (the CLI counts
 	// its MCP gateway calls there).
 	WrapCall func(jstool.ToolCaller) jstool.ToolCaller
@@ -166,6 +169,7 @@ func (r Runner) Run(ctx context.Context, s Script, stdout, stderr io.Writer) (Re
 		res.Outcome, err = jstool.RunScript(ctx, engine, bundle, jstool.ScriptOptions{
 			Limits: r.Limits,
 			Call:   call,
+			Cwd:    r.Cwd,
 			Stdout: stdout,
 			Stderr: stderr,
 		})
