@@ -136,6 +136,19 @@ insist FUEL_EXHAUSTED
 step "A TypeScript toolscript calling two registered executors, type-checked by TypeScript 7 against the actions' schemas, each call audited" "$BIN script testdata/scripts/combine.ts --config testdata/registry.json"
 expect 0 "$BIN" script testdata/scripts/combine.ts --config testdata/registry.json --audit "$AUDIT"
 
+# The MCP reference server, pinned by internal/mcpgateway/testdata/everything's
+# lock file (make testdata-js installs it; installed here on first use).
+everything=internal/mcpgateway/testdata/everything
+if [[ ! -f $everything/node_modules/.package-lock.json ]]; then
+	(cd "$everything" && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error >/dev/null 2>"$work/npm.stderr") ||
+		{ cat "$work/npm.stderr" >&2; echo "demo: could not install the MCP reference server from npm" >&2; exit 1; }
+fi
+printf '{"mcpServers": {"everything": {"command": "node", "args": ["%s", "stdio"]}}}\n' \
+	"$PWD/$everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js" >"$work/servers.json"
+step "A toolscript calling a real MCP server's tools through the gateway: typed from its schemas, allowed by policy, each call audited" "$BIN script testdata/scripts/gateway_demo.ts --mcp-servers servers.json --mcp-allow 'everything.*'"
+expect 0 "$BIN" script testdata/scripts/gateway_demo.ts --mcp-servers "$work/servers.json" --mcp-allow 'everything.*' --audit "$AUDIT"
+tail -n 1 "$work/stderr"
+
 step "A type error in a tool call's params is reported before anything runs (exit 2, nothing audited)" "$BIN script testdata/scripts/typed_param_error.ts --config testdata/registry.json"
 expect 2 "$BIN" script testdata/scripts/typed_param_error.ts --config testdata/registry.json --audit "$AUDIT"
 cat "$work/stderr"
