@@ -144,7 +144,13 @@ GUEST_TESTS := $(WAZERO_GUEST_TESTS)|TestIntlIsDeterministicOnEveryEngine|TestHo
 # TestPythonIsTheSameOnEveryEngine's and TestProgramIsDeterministic's, which
 # the wasmtime build runs, and these two, run on wasmtime too, took over a
 # minute of that build's CI time.
-WAZERO_TESTS := $(WAZERO_GUEST_TESTS)|TestClusterFaultTolerance|TestNATSRunSameAsInProcess|TestNATSServeSameAsInProcess|TestNATSPrefixesDifferingInDash|TestNATSPrefixes|TestProgramRunsAsPython3|TestReplayAPythonExecutor
+# So are TestPythonMatchesPython3 and TestPythonLimits, which run
+# `wasmgate python` on its default engine, wazero, in either build; and
+# the tests of what runs no engine at all: the transparency log's
+# commands and servers, the witness, and the MCP gateway and Code Mode
+# (the MCP servers they call are node processes; a script's own engine is
+# the default one).
+WAZERO_TESTS := $(WAZERO_GUEST_TESTS)|TestClusterFaultTolerance|TestNATSRunSameAsInProcess|TestNATSServeSameAsInProcess|TestNATSPrefixesDifferingInDash|TestNATSPrefixes|TestProgramRunsAsPython3|TestReplayAPythonExecutor|TestPythonMatchesPython3|TestPythonLimits|TestAuditTransparencyCommands|TestWitness.*|TestServeLog.*|TestServePublishesTheAuditLog|TestServeAuditKeyRefusals|TestNATSLog.*|TestScriptMCP.*|TestScriptCallsMCPServers|TestTypesDeclaresMCPTools|TestCodeMode.*|TestToolscriptExecutionContext
 
 # Each pass starts with its longest test binary (the command's), so that
 # the other packages fill the cores around it rather than after it.
