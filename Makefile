@@ -149,8 +149,11 @@ GUEST_TESTS := $(WAZERO_GUEST_TESTS)|TestIntlIsDeterministicOnEveryEngine|TestHo
 # the tests of what runs no engine at all: the transparency log's
 # commands and servers, the witness, and the MCP gateway and Code Mode
 # (the MCP servers they call are node processes; a script's own engine is
-# the default one).
-WAZERO_TESTS := $(WAZERO_GUEST_TESTS)|TestClusterFaultTolerance|TestNATSRunSameAsInProcess|TestNATSServeSameAsInProcess|TestNATSPrefixesDifferingInDash|TestNATSPrefixes|TestProgramRunsAsPython3|TestReplayAPythonExecutor|TestPythonMatchesPython3|TestPythonLimits|TestAuditTransparencyCommands|TestWitness.*|TestServeLog.*|TestServePublishesTheAuditLog|TestServeAuditKeyRefusals|TestNATSLog.*|TestScriptMCP.*|TestScriptCallsMCPServers|TestTypesDeclaresMCPTools|TestCodeMode.*|TestToolscriptExecutionContext
+# the default one); and the longest command tests that run the default
+# engine (serve's catalog and compliance, a store's tool refused, tool
+# digest-only results, an AI SDK tool's schema), which the plain and race
+# passes run.
+WAZERO_TESTS := $(WAZERO_GUEST_TESTS)|TestClusterFaultTolerance|TestNATSRunSameAsInProcess|TestNATSServeSameAsInProcess|TestNATSPrefixesDifferingInDash|TestNATSPrefixes|TestProgramRunsAsPython3|TestReplayAPythonExecutor|TestPythonMatchesPython3|TestPythonLimits|TestAuditTransparencyCommands|TestWitness.*|TestServeLog.*|TestServePublishesTheAuditLog|TestServeAuditKeyRefusals|TestNATSLog.*|TestScriptMCP.*|TestScriptCallsMCPServers|TestTypesDeclaresMCPTools|TestCodeMode.*|TestToolscriptExecutionContext|TestServeAnswersWhileItsCatalogLoads|TestServeCompliance|TestToolDigestOnly|TestMCPListsAnAISDKToolsOwnSchema|TestToolStoreRefusesAPackageReadingHostFiles
 
 # Each pass starts with its longest test binary (the command's), so that
 # the other packages fill the cores around it rather than after it.
